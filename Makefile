@@ -1,0 +1,45 @@
+# The README's two commands, `make demo` and `make test`, work on a fresh machine:
+# each creates .venv and installs what it needs first.
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+HOST ?= 127.0.0.1:8000
+
+.PHONY: demo test lint format pytest install install-dev clean
+
+demo: install
+	$(PY) manage.py migrate --no-input
+	$(PY) manage.py demo_setup
+	$(PY) manage.py runserver $(HOST)
+
+test: install-dev lint pytest
+
+lint: install-dev
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+
+pytest: install-dev
+	$(VENV)/bin/pytest
+
+format: install-dev
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: requirements.txt | $(VENV)/bin/python
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.installed-dev: requirements.txt requirements-dev.txt | $(VENV)/bin/python
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	touch $@ $(VENV)/.installed
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

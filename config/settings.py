@@ -1,0 +1,158 @@
+"""Settings for the sports-token starter.
+
+Every value comes from an environment variable (or the optional `.env` file next to
+manage.py) with a default that runs the whole project offline: SQLite, an in-memory
+cache and the embedded sandbox service. docs/protocol.md and the README list them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import django_stubs_ext
+import environ
+from django.core.exceptions import ImproperlyConfigured
+from django.core.management.utils import get_random_secret_key
+
+# Lets generic Django classes be written with type parameters (admin.ModelAdmin[Model]).
+django_stubs_ext.monkeypatch()
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+env = environ.Env()
+
+# The `.env` file fills in variables the environment does not set. DJANGO_ENV_FILE=""
+# reads none (the test suite does this so a developer's `.env` cannot leak into tests).
+ENV_FILE = env.str("DJANGO_ENV_FILE", default=str(BASE_DIR / ".env"))
+if ENV_FILE and Path(ENV_FILE).is_file():
+    env.read_env(ENV_FILE, overwrite=False)
+
+
+# --- Core --------------------------------------------------------------------------
+
+# SECURITY WARNING: never run with DEBUG on in production.
+DEBUG = env.bool("DJANGO_DEBUG", default=True)
+
+# SECURITY WARNING: keep the secret key used in production secret. Without one, a
+# development run gets a random key per process (`demo_setup` writes a stable one
+# into `.env` so logins survive runserver reloads); production refuses to start.
+SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "DJANGO_SECRET_KEY is not set. Set it to a long random value when DJANGO_DEBUG is off."
+        )
+    SECRET_KEY = get_random_secret_key()
+
+ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "sportsproxy.sandbox",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+
+# --- Database and cache ------------------------------------------------------------
+
+# DATABASE_URL picks the engine (e.g. postgres://user@127.0.0.1:5432/db); SQLite otherwise.
+DATABASE_URL = env.str("DATABASE_URL", default="") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}"
+DATABASES = {"default": env.db_url_config(DATABASE_URL)}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# The cache holds rate-limit counters; REDIS_URL shares them between processes.
+REDIS_URL = env.str("REDIS_URL", default="")
+if REDIS_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+
+# --- Authentication, internationalisation, static files ----------------------------
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "staticfiles"
+
+
+# --- The sports-data service -------------------------------------------------------
+
+# SECURITY WARNING: the API key stays on the server. `demo_setup` writes one into `.env`.
+SPORTS_API_KEY = env.str("SPORTS_API_KEY", default="")
+
+# Unset: the embedded sandbox answers in-process. Set: the address of the real service
+# (or of a sandbox served by another process).
+SPORTS_BASE_URL = env.str("SPORTS_BASE_URL", default="")
+SPORTS_PUBLIC_BASE_URL = env.str("SPORTS_PUBLIC_BASE_URL", default="")
+SPORTS_PUBLIC_WS_URL = env.str("SPORTS_PUBLIC_WS_URL", default="")
+SPORTS_TIMEOUT = env.float("SPORTS_TIMEOUT", default=5.0)
+
+# Mount the sandbox service (/sdk/v1/rpc) in this process.
+SPORTS_SANDBOX = env.bool("SPORTS_SANDBOX", default=not SPORTS_BASE_URL)
+
+# SECURITY WARNING: the sandbox signs its JWTs with this (32+ random bytes, never
+# SECRET_KEY). Without one, a development run gets a random key per process.
+SPORTS_SANDBOX_SIGNING_KEY = env.str("SPORTS_SANDBOX_SIGNING_KEY", default="")
+if not SPORTS_SANDBOX_SIGNING_KEY:
+    if SPORTS_SANDBOX and not DEBUG:
+        raise ImproperlyConfigured(
+            "SPORTS_SANDBOX_SIGNING_KEY is not set. Set it to 32+ random bytes "
+            '(python -c "import secrets; print(secrets.token_urlsafe(48))"), or turn SPORTS_SANDBOX off.'
+        )
+    SPORTS_SANDBOX_SIGNING_KEY = get_random_secret_key()
+
+
+# --- Logging -----------------------------------------------------------------------
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env.str("DJANGO_LOG_LEVEL", default="INFO")},
+}

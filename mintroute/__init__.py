@@ -1,0 +1,1 @@
+"""The integrator's mint route, `POST /api/sports-token` (built in its own issue)."""

@@ -1,0 +1,10 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class SandboxConfig(AppConfig):
+    name = "sportsproxy.sandbox"
+    label = "sandbox"
+    verbose_name = "Sports sandbox service"
+    default_auto_field = "django.db.models.BigAutoField"

@@ -1,0 +1,20 @@
+"""Who is calling: the identity every method receives once a credential is verified."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class Caller:
+    """An authenticated API key or JWT, with what it inherited from its account."""
+
+    kind: Literal["api_key", "token"]
+    account_id: str
+    key_id: str
+    tier: str
+    rate_class: str
+    env: str
+    expires_at: datetime | None  # None for API keys: they live until revoked

@@ -1,0 +1,58 @@
+"""The sandbox's settings, read at call time so tests can override them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.conf import settings
+
+TIERS = ("free", "starter", "growth", "business")
+ENVIRONMENTS = ("live", "test")
+
+
+@dataclass(frozen=True)
+class RateClass:
+    requests_per_minute: int
+    subscriptions: int
+    connections: int
+
+
+DEFAULT_RATE_CLASSES = {
+    "free": RateClass(requests_per_minute=60, subscriptions=5, connections=2),
+    "starter": RateClass(requests_per_minute=300, subscriptions=20, connections=5),
+    "growth": RateClass(requests_per_minute=1200, subscriptions=100, connections=20),
+    "business": RateClass(requests_per_minute=6000, subscriptions=500, connections=100),
+}
+
+JWT_ALGORITHM = "HS256"  # pinned in code: never taken from a token's header
+MAX_BODY_BYTES = 64 * 1024
+
+
+def rate_class(name: str) -> RateClass:
+    """The limits of a rate-limit class; SPORTS_SANDBOX_RATE_CLASSES overrides any of them."""
+    overrides: dict[str, dict[str, int]] = getattr(settings, "SPORTS_SANDBOX_RATE_CLASSES", {})
+    base = DEFAULT_RATE_CLASSES[name]
+    return RateClass(**{**base.__dict__, **overrides.get(name, {})})
+
+
+def signing_key() -> str:
+    key: str = settings.SPORTS_SANDBOX_SIGNING_KEY
+    return key
+
+
+def jwt_issuer() -> str:
+    return str(getattr(settings, "SPORTS_SANDBOX_JWT_ISSUER", "sports-sandbox"))
+
+
+def jwt_audience() -> str:
+    return str(getattr(settings, "SPORTS_SANDBOX_JWT_AUDIENCE", "sports-sdk"))
+
+
+def jwt_leeway() -> int:
+    """Seconds a token's `iat`/`nbf` may lie in the future (clock skew between hosts)."""
+    return int(getattr(settings, "SPORTS_SANDBOX_JWT_LEEWAY", 5))
+
+
+def last_used_interval() -> int:
+    """At most one `last_used_at` write per key per this many seconds."""
+    return int(getattr(settings, "SPORTS_SANDBOX_LAST_USED_INTERVAL", 60))

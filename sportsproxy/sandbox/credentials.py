@@ -1,0 +1,49 @@
+"""Turning a presented credential (Bearer header or `auth` params) into a Caller."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sportsproxy.sandbox.caller import Caller
+from sportsproxy.sandbox.errors import invalid_params, unauthorized
+from sportsproxy.sandbox.keys import authenticate_key, looks_like_api_key
+from sportsproxy.sandbox.tokens import authenticate_token
+
+BROWSER_KEY_REFUSED = (
+    "API keys are refused from browsers (the request carries an Origin header). "
+    "Keep the key on your backend and give the browser a token minted with tokens.create."
+)
+
+
+def authenticate_bearer(authorization: str | None, *, from_browser: bool) -> Caller:
+    """The caller named by an `Authorization: Bearer <API key or JWT>` header."""
+    if not authorization:
+        raise unauthorized("Missing Authorization header; send Authorization: Bearer <API key or token>.")
+    scheme, _, credential = authorization.partition(" ")
+    credential = credential.strip()
+    if scheme.lower() != "bearer" or not credential:
+        raise unauthorized("Malformed Authorization header; expected Authorization: Bearer <API key or token>.")
+    if looks_like_api_key(credential):
+        return authenticate_api_key(credential, from_browser=from_browser)
+    return authenticate_token(credential)
+
+
+def authenticate_api_key(secret: str, *, from_browser: bool) -> Caller:
+    if from_browser:
+        raise unauthorized(BROWSER_KEY_REFUSED)
+    return authenticate_key(secret)
+
+
+def authenticate_auth_params(params: Mapping[str, Any], *, from_browser: bool) -> Caller:
+    """The caller named by `auth` params: exactly one of `{"apiKey": ...}` or `{"token": ...}`."""
+    if set(params) not in ({"apiKey"}, {"token"}):
+        raise invalid_params('auth takes exactly one of {"apiKey": "sk_..."} or {"token": "<JWT>"}.')
+    ((name, credential),) = params.items()
+    if not isinstance(credential, str) or not credential:
+        raise invalid_params(f"{name} must be a non-empty string.")
+    if name == "apiKey":
+        return authenticate_api_key(credential, from_browser=from_browser)
+    if looks_like_api_key(credential):
+        raise unauthorized("That is an API key, not a token: send it as apiKey, and only from a server.")
+    return authenticate_token(credential)

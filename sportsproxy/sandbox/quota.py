@@ -1,0 +1,35 @@
+"""The account's requests-per-minute quota, shared by all its keys and tokens.
+
+A fixed one-minute window counted in the Django cache: with a shared cache (Redis)
+every process spends the same quota.
+"""
+
+from __future__ import annotations
+
+import math
+
+from django.core.cache import cache
+
+from sportsproxy.sandbox import clock, conf
+from sportsproxy.sandbox.caller import Caller
+from sportsproxy.sandbox.errors import RATE_LIMITED, RpcError
+
+WINDOW_SECONDS = 60
+
+
+def spend_request(caller: Caller) -> None:
+    """Count one request against the caller's account; `rate_limited` once the minute is spent."""
+    limit = conf.rate_class(caller.rate_class).requests_per_minute
+    now = clock.now().timestamp()
+    window = int(now // WINDOW_SECONDS)
+    key = f"sandbox:rpm:{caller.account_id}:{window}"
+    # add() is a no-op when the key exists, so concurrent first requests cannot reset it.
+    cache.add(key, 0, timeout=WINDOW_SECONDS * 2)
+    used = cache.incr(key)
+    if used > limit:
+        retry_after = max(1, math.ceil((window + 1) * WINDOW_SECONDS - now))
+        raise RpcError(
+            RATE_LIMITED,
+            f"Requests-per-minute limit of {limit} for this account is spent; retry in {retry_after} s.",
+            {"retryAfter": retry_after, "limit": "requests_per_minute"},
+        )

@@ -1,0 +1,10 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from sportsproxy.sandbox import views
+
+app_name = "sandbox"
+urlpatterns = [
+    path("rpc", views.rpc, name="rpc"),
+]

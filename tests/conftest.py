@@ -1,0 +1,63 @@
+"""Shared fixtures: a controllable clock, sandbox accounts and keys, and an RPC caller."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from django.core.cache import cache
+
+from sportsproxy.sandbox import clock as sandbox_clock
+from sportsproxy.sandbox.keys import issue_key
+from sportsproxy.sandbox.models import Account
+from tests.support import envelope, post_rpc
+
+START = datetime(2026, 3, 14, 15, 9, 26, tzinfo=UTC)
+
+RpcCall = Callable[..., dict[str, Any]]
+
+
+@pytest.fixture(autouse=True)
+def _db_and_fresh_cache(db: None) -> Iterator[None]:
+    cache.clear()  # rate-limit counters must not leak from one test into the next
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def clock() -> Iterator[sandbox_clock.ManualClock]:
+    manual = sandbox_clock.ManualClock(START)
+    previous = sandbox_clock.use_clock(manual)
+    yield manual
+    sandbox_clock.use_clock(previous)
+
+
+@pytest.fixture
+def account() -> Account:
+    return Account.objects.create(name="acme", tier="starter")
+
+
+@pytest.fixture
+def api_key(account: Account) -> str:
+    return issue_key(account, "test")[1]
+
+
+@pytest.fixture
+def live_api_key(account: Account) -> str:
+    return issue_key(account, "live")[1]
+
+
+@pytest.fixture
+def rpc() -> RpcCall:
+    """rpc(method, params, credential=..., **headers) -> response envelope, through the real endpoint."""
+
+    def call(method: str, params: Any = None, *, credential: str | None = None, **headers: str) -> dict[str, Any]:
+        request = envelope(method, params)
+        answer = post_rpc(json.dumps(request), credential, **headers)
+        assert answer["id"] == request["id"]
+        return answer
+
+    return call
