@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "sportsproxy",
     "sportsproxy.sandbox",
 ]
 
@@ -131,7 +132,7 @@ SPORTS_API_KEY = env.str("SPORTS_API_KEY", default="")
 SPORTS_BASE_URL = env.str("SPORTS_BASE_URL", default="")
 SPORTS_PUBLIC_BASE_URL = env.str("SPORTS_PUBLIC_BASE_URL", default="")
 SPORTS_PUBLIC_WS_URL = env.str("SPORTS_PUBLIC_WS_URL", default="")
-SPORTS_TIMEOUT = env.float("SPORTS_TIMEOUT", default=5.0)
+SPORTS_TIMEOUT = env.str("SPORTS_TIMEOUT", default="5")  # seconds; `manage.py check` validates it
 
 # Mount the sandbox service (/sdk/v1/rpc) in this process.
 SPORTS_SANDBOX = env.bool("SPORTS_SANDBOX", default=not SPORTS_BASE_URL)

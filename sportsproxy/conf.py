@@ -1,0 +1,31 @@
+"""The SDK's Django settings, read at call time (so tests and `override_settings` apply)."""
+
+from __future__ import annotations
+
+import math
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+SANDBOX_BASE_URL = "http://sandbox.invalid"  # never resolved: the in-process transport answers
+
+
+def api_key() -> str:
+    return str(getattr(settings, "SPORTS_API_KEY", ""))
+
+
+def base_url() -> str:
+    """The upstream address; empty means the embedded sandbox, reached in-process."""
+    return str(getattr(settings, "SPORTS_BASE_URL", "")).rstrip("/")
+
+
+def timeout() -> float:
+    """SPORTS_TIMEOUT in seconds: a positive number."""
+    raw = getattr(settings, "SPORTS_TIMEOUT", 5)
+    try:
+        seconds = float(raw)
+    except (TypeError, ValueError):
+        seconds = math.nan
+    if not 0 < seconds <= 300:  # also refuses NaN
+        raise ImproperlyConfigured(f"SPORTS_TIMEOUT must be a number of seconds above 0 and at most 300; got {raw!r}.")
+    return seconds

@@ -1,0 +1,63 @@
+"""`manage.py check` reports bad SDK settings with hints, never quoting the key."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import SystemCheckError
+
+from sportsproxy.checks import check_sports_settings
+
+
+def ids(settings: Any) -> list[str]:
+    return [message.id or "" for message in check_sports_settings()]
+
+
+def test_a_good_configuration_passes(settings: Any, api_key: str) -> None:
+    settings.SPORTS_API_KEY = api_key
+    assert ids(settings) == []
+
+
+def test_a_missing_key_in_sandbox_mode_is_only_a_warning_naming_demo_setup(settings: Any) -> None:
+    settings.SPORTS_API_KEY = ""
+    settings.SPORTS_BASE_URL = ""
+    messages = check_sports_settings()
+    assert [message.id for message in messages] == ["sportsproxy.W001"]
+    assert "demo_setup" in (messages[0].hint or "")
+
+
+def test_a_missing_key_with_a_base_url_is_an_error(settings: Any) -> None:
+    settings.SPORTS_API_KEY = ""
+    settings.SPORTS_BASE_URL = "https://api.example.com"
+    assert ids(settings) == ["sportsproxy.E001"]
+
+
+def test_a_malformed_key_is_an_error_that_does_not_quote_it(settings: Any) -> None:
+    settings.SPORTS_API_KEY = "sk_live_not-long-enough"
+    messages = check_sports_settings()
+    assert [message.id for message in messages] == ["sportsproxy.E002"]
+    assert "not-long-enough" not in f"{messages[0].msg} {messages[0].hint}"
+
+
+@pytest.mark.parametrize("timeout", ["five", "0", "-1", "nan", "301", None])
+def test_a_bad_timeout_is_an_error_with_a_hint(settings: Any, api_key: str, timeout: object) -> None:
+    settings.SPORTS_API_KEY = api_key
+    settings.SPORTS_TIMEOUT = timeout
+    messages = check_sports_settings()
+    assert [message.id for message in messages] == ["sportsproxy.E003"]
+    assert "SPORTS_TIMEOUT" in messages[0].msg
+
+
+def test_a_base_url_without_a_scheme_is_an_error(settings: Any, api_key: str) -> None:
+    settings.SPORTS_API_KEY = api_key
+    settings.SPORTS_BASE_URL = "api.example.com"
+    assert ids(settings) == ["sportsproxy.E004"]
+
+
+def test_manage_py_check_fails_on_errors(settings: Any) -> None:
+    settings.SPORTS_API_KEY = "sk_live_bad"
+    with pytest.raises(SystemCheckError, match=r"sportsproxy\.E002"):
+        call_command("check", stdout=io.StringIO(), stderr=io.StringIO())

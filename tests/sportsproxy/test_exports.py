@@ -1,0 +1,24 @@
+"""The package's public names: `__all__` is complete and the SDK core imports no Django."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import sportsproxy
+from sportsproxy import errors
+
+
+def test_all_lists_every_public_name() -> None:
+    public = {name for name in dir(sportsproxy) if not name.startswith("_") and name[0].isupper()}
+    assert set(sportsproxy.__all__) == public
+
+
+def test_every_error_class_is_exported() -> None:
+    classes = {name for name, value in vars(errors).items() if isinstance(value, type) and issubclass(value, Exception)}
+    assert classes <= set(sportsproxy.__all__)
+
+
+def test_the_sdk_core_imports_without_django() -> None:
+    code = "import sys, sportsproxy; assert not any(m == 'django' or m.startswith('django.') for m in sys.modules)"
+    subprocess.run([sys.executable, "-c", code], check=True)  # noqa: S603 - fixed interpreter and code

@@ -1,0 +1,59 @@
+"""The Django glue: one client per process, built from settings, in-process or over HTTP."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from sportsproxy.sandbox.keys import issue_key
+from sportsproxy.sandbox.models import Account
+from sportsproxy.shared import get_client
+
+
+def test_one_client_is_shared_across_calls(settings: Any, api_key: str) -> None:
+    settings.SPORTS_API_KEY = api_key
+    first = get_client()
+    assert get_client() is first
+    assert first.call("auth")["ok"] is True
+
+
+def test_changing_a_setting_builds_a_new_client(settings: Any, api_key: str, account: Account) -> None:
+    settings.SPORTS_API_KEY = api_key
+    first = get_client()
+    settings.SPORTS_API_KEY = issue_key(account, "live")[1]
+    second = get_client()
+    assert second is not first
+    assert second.call("auth")["env"] == "live"
+
+
+def test_without_a_base_url_it_reaches_the_sandbox_in_process(settings: Any, api_key: str) -> None:
+    settings.SPORTS_API_KEY = api_key
+    settings.SPORTS_BASE_URL = ""
+    assert get_client().tokens.create(ttl=60).token.count(".") == 2
+
+
+def test_with_a_base_url_it_calls_that_service_over_http(
+    settings: Any, live_server: Any, transactional_db: None
+) -> None:
+    """Two-process mode in one test: the live server plays the service, the glue points at it."""
+    _, secret = issue_key(Account.objects.create(name="remote", tier="growth"), "test")
+    settings.SPORTS_API_KEY = secret
+    settings.SPORTS_BASE_URL = live_server.url
+    client = get_client()
+    assert client.base_url == live_server.url
+    assert client.call("auth")["tier"] == "growth"
+
+
+def test_a_missing_key_names_demo_setup(settings: Any) -> None:
+    settings.SPORTS_API_KEY = ""
+    with pytest.raises(ImproperlyConfigured, match="demo_setup"):
+        get_client()
+
+
+def test_a_malformed_key_is_improperly_configured_without_quoting_it(settings: Any) -> None:
+    settings.SPORTS_API_KEY = "sk_live_tooshort"
+    with pytest.raises(ImproperlyConfigured) as raised:
+        get_client()
+    assert "sk_live_tooshort" not in str(raised.value)

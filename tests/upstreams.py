@@ -1,0 +1,82 @@
+"""Tiny real socket servers standing in for an upstream that misbehaves on demand.
+
+A mock of httpx could not show what the SDK does with a real refused connection, a
+real silent socket or real garbage bytes; these can.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+Reply = Callable[[bytes], bytes | None]  # request body -> raw HTTP response bytes, or None to stay silent
+
+
+def http_response(body: bytes, *, status: str = "200 OK", content_type: str = "application/json") -> bytes:
+    head = (
+        f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    )
+    return head.encode() + body
+
+
+def _read_request(connection: socket.socket) -> bytes:
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = connection.recv(65536)
+        if not chunk:
+            return b""
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n"):
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":", 1)[1])
+    while len(body) < length:
+        chunk = connection.recv(65536)
+        if not chunk:
+            break
+        body += chunk
+    return body
+
+
+@contextmanager
+def fake_upstream(reply: Reply) -> Iterator[str]:
+    """Serve `reply` on 127.0.0.1 (a free port) and yield the base URL; stops on exit."""
+    server = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+    open_connections: list[socket.socket] = []
+
+    def serve(connection: socket.socket) -> None:
+        with connection:
+            answer = reply(_read_request(connection))
+            if answer is None:
+                stop.wait(30)  # hold the connection open without a word
+                return
+            connection.sendall(answer)
+
+    def accept_loop() -> None:
+        while not stop.is_set():
+            try:
+                connection, _ = server.accept()
+            except OSError:
+                return
+            open_connections.append(connection)
+            threading.Thread(target=serve, args=(connection,), daemon=True).start()
+
+    threading.Thread(target=accept_loop, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.getsockname()[1]}"
+    finally:
+        stop.set()
+        server.close()
+        for connection in open_connections:
+            connection.close()
+
+
+def closed_port_url() -> str:
+    """A base URL on which nothing listens (connections are refused)."""
+    with socket.create_server(("127.0.0.1", 0)) as probe:
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
