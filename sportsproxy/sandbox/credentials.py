@@ -16,14 +16,20 @@ BROWSER_KEY_REFUSED = (
 )
 
 
-def authenticate_bearer(authorization: str | None, *, from_browser: bool) -> Caller:
-    """The caller named by an `Authorization: Bearer <API key or JWT>` header."""
+def bearer_credential(authorization: str | None) -> str:
+    """The credential of an `Authorization: Bearer <API key or JWT>` header."""
     if not authorization:
         raise unauthorized("Missing Authorization header; send Authorization: Bearer <API key or token>.")
     scheme, _, credential = authorization.partition(" ")
     credential = credential.strip()
     if scheme.lower() != "bearer" or not credential:
         raise unauthorized("Malformed Authorization header; expected Authorization: Bearer <API key or token>.")
+    return credential
+
+
+def authenticate_bearer(authorization: str | None, *, from_browser: bool) -> Caller:
+    """The caller named by an `Authorization: Bearer <API key or JWT>` header."""
+    credential = bearer_credential(authorization)
     if looks_like_api_key(credential):
         return authenticate_api_key(credential, from_browser=from_browser)
     return authenticate_token(credential)
@@ -35,14 +41,20 @@ def authenticate_api_key(secret: str, *, from_browser: bool) -> Caller:
     return authenticate_key(secret)
 
 
-def authenticate_auth_params(params: Mapping[str, Any], *, from_browser: bool) -> Caller:
-    """The caller named by `auth` params: exactly one of `{"apiKey": ...}` or `{"token": ...}`."""
+def auth_params_credential(params: Mapping[str, Any]) -> str:
+    """The credential in `auth` params: exactly one of `{"apiKey": ...}` or `{"token": ...}`."""
     if set(params) not in ({"apiKey"}, {"token"}):
         raise invalid_params('auth takes exactly one of {"apiKey": "sk_..."} or {"token": "<JWT>"}.')
     ((name, credential),) = params.items()
     if not isinstance(credential, str) or not credential:
         raise invalid_params(f"{name} must be a non-empty string.")
-    if name == "apiKey":
+    return credential
+
+
+def authenticate_auth_params(params: Mapping[str, Any], *, from_browser: bool) -> Caller:
+    """The caller named by `auth` params (the WebSocket's first frame)."""
+    credential = auth_params_credential(params)
+    if "apiKey" in params:
         return authenticate_api_key(credential, from_browser=from_browser)
     if looks_like_api_key(credential):
         raise unauthorized("That is an API key, not a token: send it as apiKey, and only from a server.")

@@ -13,8 +13,13 @@ from typing import Any
 
 from sportsproxy.sandbox import envelope, quota
 from sportsproxy.sandbox.caller import Caller
-from sportsproxy.sandbox.credentials import authenticate_auth_params, authenticate_bearer
-from sportsproxy.sandbox.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, RpcError
+from sportsproxy.sandbox.credentials import (
+    auth_params_credential,
+    authenticate_auth_params,
+    authenticate_bearer,
+    bearer_credential,
+)
+from sportsproxy.sandbox.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, RpcError, invalid_params
 from sportsproxy.sandbox.methods import METHODS, Method, auth_acknowledgement
 
 logger = logging.getLogger(__name__)
@@ -60,10 +65,13 @@ def handle_http(body: bytes, *, authorization: str | None, origin: str | None) -
 
     def resolve(request: envelope.RpcRequest) -> dict[str, Any]:
         if request.method == "auth":
-            # Over HTTP, auth only reports on the Bearer credential (and on params, if given).
-            caller = authenticate_bearer(authorization, from_browser=from_browser)
-            if request.params:
+            # Over HTTP, auth reports on the Bearer credential; params, if given, must repeat it.
+            if not request.params:
+                caller = authenticate_bearer(authorization, from_browser=from_browser)
+            elif auth_params_credential(request.params) == bearer_credential(authorization):
                 caller = authenticate_auth_params(request.params, from_browser=from_browser)
+            else:
+                raise invalid_params("Over HTTP, auth checks the Bearer credential; params, if given, must repeat it.")
             quota.spend_request(caller)
             return auth_acknowledgement(caller)
         find_method(request.method, "http")  # unknown methods answer before any credential check

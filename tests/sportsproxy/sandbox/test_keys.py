@@ -98,9 +98,26 @@ def test_an_api_key_is_refused_from_a_browser(rpc: RpcCall, api_key: str) -> Non
 
 
 def test_an_api_key_in_auth_params_is_refused_from_a_browser(rpc: RpcCall, api_key: str) -> None:
-    token = rpc("tokens.create", {}, credential=api_key)["result"]["token"]
-    answer = rpc("auth", {"apiKey": api_key}, credential=token, HTTP_ORIGIN="https://app.example.com")
+    answer = rpc("auth", {"apiKey": api_key}, credential=api_key, HTTP_ORIGIN="https://app.example.com")
     assert error_code(answer) == "unauthorized"
+    assert "browser" in answer["error"]["message"]
+
+
+def test_a_token_is_accepted_from_a_browser(rpc: RpcCall, api_key: str) -> None:
+    token = rpc("tokens.create", {}, credential=api_key)["result"]["token"]
+    assert rpc("matches.list", {}, credential=token, HTTP_ORIGIN="https://app.example.com")["result"]["data"]
+    assert rpc("auth", {"token": token}, credential=token, HTTP_ORIGIN="https://app.example.com")["result"]["ok"]
+
+
+def test_auth_over_http_accepts_params_that_repeat_the_bearer_credential(rpc: RpcCall, api_key: str) -> None:
+    assert rpc("auth", {"apiKey": api_key}, credential=api_key)["result"]["env"] == "test"
+
+
+def test_auth_over_http_refuses_params_naming_another_credential(rpc: RpcCall, api_key: str, account: Account) -> None:
+    _, other = issue_key(account, "test")
+    answer = rpc("auth", {"apiKey": other}, credential=api_key)
+    assert error_code(answer) == "invalid_params"
+    assert "Bearer" in answer["error"]["message"]
 
 
 def test_last_used_is_recorded_at_most_once_per_interval(

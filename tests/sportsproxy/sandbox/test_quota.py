@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import jwt
 import pytest
 from django.test import override_settings
 
@@ -62,8 +63,10 @@ def test_other_accounts_keep_their_own_quota(rpc: RpcCall, api_key: str) -> None
 def test_the_rate_class_follows_the_account_not_the_tier(rpc: RpcCall) -> None:
     account = Account.objects.create(name="vip", tier="free", rate_limit_class="starter")
     _, secret = issue_key(account, "test")
-    for _ in range(5):
-        rpc("matches.list", {}, credential=secret)
+    token = rpc("tokens.create", {}, credential=secret)["result"]["token"]
+    assert jwt.decode(token, options={"verify_signature": False})["rlc"] == "starter"
+    for _ in range(4):
+        rpc("matches.list", {}, credential=token)  # the token inherits the class from its key
     assert error_code(rpc("matches.list", {}, credential=secret)) == "rate_limited"
 
 

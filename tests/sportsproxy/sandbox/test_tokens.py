@@ -63,7 +63,7 @@ def test_a_token_carries_the_required_claims_and_never_the_secret(rpc: RpcCall, 
     assert claims["sub"] == key.public_id
     assert claims["acct"] == key.account.public_id
     assert {"iss", "aud", "sub", "acct", "tier", "env", "iat", "exp", "jti"} <= set(claims)
-    assert (claims["tier"], claims["env"]) == ("starter", "test")
+    assert (claims["tier"], claims["rlc"], claims["env"]) == ("starter", "starter", "test")
     assert jwt.get_unverified_header(token)["alg"] == "HS256"
     assert api_key not in token
     assert api_key[8:] not in json.dumps(claims)
@@ -178,10 +178,10 @@ def test_a_signing_key_shorter_than_32_bytes_is_refused(rpc: RpcCall, api_key: s
 
 
 def test_a_token_passed_as_an_api_key_is_unauthorized(rpc: RpcCall, api_key: str, token: str) -> None:
-    assert error_code(rpc("auth", {"apiKey": token}, credential=api_key)) == "unauthorized"
+    assert error_code(rpc("auth", {"apiKey": token}, credential=token)) == "unauthorized"
 
 
 def test_an_api_key_passed_as_a_token_is_unauthorized(rpc: RpcCall, api_key: str) -> None:
-    answer = rpc("auth", {"token": api_key}, credential=api_key)
+    answer = rpc("auth", {"token": api_key}, credential=api_key)  # the slot says token, the value is a key
     assert error_code(answer) == "unauthorized"
     assert "apiKey" in answer["error"]["message"]

@@ -70,3 +70,16 @@ def test_an_unexpected_failure_is_internal_error_without_a_traceback(
     assert "boom" not in answer["error"]["message"]
     assert "Traceback" not in json.dumps(answer)
     assert "boom: secret detail" in caplog.text  # the server log keeps the detail
+
+
+def test_the_content_type_is_not_required_to_read_the_envelope(api_key: str) -> None:
+    response = Client().post(
+        "/sdk/v1/rpc", json.dumps(envelope("auth")), "text/plain", HTTP_AUTHORIZATION=f"Bearer {api_key}"
+    )
+    assert response.json()["result"]["ok"] is True
+
+
+@pytest.mark.parametrize("method", ["keys.create", "keys.revoke", "apiKeys.create", "accounts.update"])
+def test_keys_cannot_be_created_or_revoked_through_the_api(api_key: str, method: str) -> None:
+    answer = post_rpc(json.dumps(envelope(method, {})), api_key)
+    assert error_code(answer) == "method_not_found"
