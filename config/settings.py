@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "sportsproxy",
     "sportsproxy.sandbox",
+    "mintroute",
 ]
 
 MIDDLEWARE = [
@@ -149,6 +150,24 @@ if not SPORTS_SANDBOX_SIGNING_KEY:
     SPORTS_SANDBOX_SIGNING_KEY = get_random_secret_key()
 
 
+# --- The mint route (POST /api/sports-token) ----------------------------------------
+
+# Seconds each token lives (60..86400): shorter is safer if leaked, longer refreshes less.
+SPORTS_TOKEN_TTL = env.int("SPORTS_TOKEN_TTL", default=600)
+if not 60 <= SPORTS_TOKEN_TTL <= 86400:
+    raise ImproperlyConfigured(f"SPORTS_TOKEN_TTL must be from 60 to 86400 seconds; got {SPORTS_TOKEN_TTL}.")
+
+# django-ratelimit rate, applied per user and per client IP. Public sites must keep a limit.
+SPORTS_TOKEN_RATE = env.str("SPORTS_TOKEN_RATE", default="10/m")
+
+# Callable (request) -> bool deciding who may get a token (dotted path).
+SPORTS_TOKEN_PERMISSION = env.str("SPORTS_TOKEN_PERMISSION", default="mintroute.permissions.is_active_user")
+
+# SECURITY WARNING: proxies in front of Django that append to X-Forwarded-For. 0 (direct)
+# ignores the header; a higher number than reality lets clients pick their rate-limit IP.
+SPORTS_TRUSTED_PROXY_COUNT = env.int("SPORTS_TRUSTED_PROXY_COUNT", default=0)
+
+
 # --- Logging -----------------------------------------------------------------------
 
 LOGGING = {
@@ -156,4 +175,6 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.str("DJANGO_LOG_LEVEL", default="INFO")},
+    # One INFO line per upstream request is noise; SDK failures are logged by the mint route.
+    "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},
 }

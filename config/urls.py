@@ -4,13 +4,18 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib import admin
+from django.contrib.auth import views as auth_views
 from django.urls import URLPattern, URLResolver, include, path
 
-from config.views import healthz
+from config.views import healthz, home
 
 urlpatterns: list[URLPattern | URLResolver] = [
+    path("", home, name="home"),
     path("healthz", healthz, name="healthz"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
+    path("", include("mintroute.urls")),
 ]
 
 if settings.SPORTS_SANDBOX:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from django.http import HttpRequest, JsonResponse
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
@@ -12,3 +14,9 @@ from django.views.decorators.http import require_safe
 def healthz(request: HttpRequest) -> JsonResponse:
     """Answers 200 while the process serves requests; touches neither upstream nor the database."""
     return JsonResponse({"status": "ok"})
+
+
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    """The page a logged-in user lands on."""
+    return render(request, "home.html")

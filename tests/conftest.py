@@ -21,6 +21,11 @@ RpcCall = Callable[..., dict[str, Any]]
 
 
 @pytest.fixture(autouse=True)
+def _fast_password_hashing(settings: Any) -> None:
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # test speed only
+
+
+@pytest.fixture(autouse=True)
 def _db_and_fresh_cache(db: None) -> Iterator[None]:
     cache.clear()  # rate-limit counters must not leak from one test into the next
     yield

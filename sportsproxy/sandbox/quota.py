@@ -22,7 +22,7 @@ def spend_request(caller: Caller) -> None:
     limit = conf.rate_class(caller.rate_class).requests_per_minute
     now = clock.now().timestamp()
     window = int(now // WINDOW_SECONDS)
-    key = f"sandbox:rpm:{caller.account_id}:{window}"
+    key = _counter_key(caller.account_id, window)
     # add() is a no-op when the key exists, so concurrent first requests cannot reset it.
     cache.add(key, 0, timeout=WINDOW_SECONDS * 2)
     used = cache.incr(key)
@@ -33,3 +33,13 @@ def spend_request(caller: Caller) -> None:
             f"Requests-per-minute limit of {limit} for this account is spent; retry in {retry_after} s.",
             {"retryAfter": retry_after, "limit": "requests_per_minute"},
         )
+
+
+def requests_used(account_id: str) -> int:
+    """Requests the account has spent in the current minute (what tests and benchmarks count)."""
+    window = int(clock.now().timestamp() // WINDOW_SECONDS)
+    return int(cache.get(_counter_key(account_id, window), 0))
+
+
+def _counter_key(account_id: str, window: int) -> str:
+    return f"sandbox:rpm:{account_id}:{window}"

@@ -1,0 +1,67 @@
+"""The route's rate limit: django-ratelimit on the Django cache, per user and per client IP.
+
+It fails closed: if the cache cannot be reached the route answers 503 rather than mint
+without a limit, because an unthrottled mint route lets a scraper spend the account's quota.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.http import HttpRequest
+from django_ratelimit.core import get_usage
+from rest_framework import status
+
+from mintroute import conf
+from mintroute.client_ip import client_ip
+from mintroute.errors import RouteError
+
+logger = logging.getLogger(__name__)
+
+
+def _user_key(group: str, request: HttpRequest) -> str:
+    return str(request.user.pk)
+
+
+def _ip_key(group: str, request: HttpRequest) -> str:
+    return client_ip(request)
+
+
+SCOPES = {"user": _user_key, "client IP": _ip_key}
+
+
+def enforce_rate_limit(request: HttpRequest) -> None:
+    """Count this request for its user and its IP; 429 if either is over SPORTS_TOKEN_RATE."""
+    rate = conf.token_rate()
+    waits: dict[str, int] = {}
+    for scope, key in SCOPES.items():
+        try:
+            usage = get_usage(request, group=f"mintroute:{scope}", key=key, rate=rate, increment=True)
+        except Exception:
+            logger.exception("Rate-limit store unreachable; refusing to mint without a limit")
+            raise _store_unavailable() from None
+        if usage is None:  # RATELIMIT_ENABLE = False
+            continue
+        if usage["limit"] == 0 and usage["time_left"] == -1:  # django-ratelimit's "cache failed" answer
+            logger.error("Rate-limit store gave no count; refusing to mint without a limit")
+            raise _store_unavailable()
+        if usage["should_limit"]:
+            # django-ratelimit's window still holds at its last second, hence the + 1.
+            waits[scope] = max(1, int(usage["time_left"]) + 1)
+    if waits:
+        scope, wait = max(waits.items(), key=lambda item: item[1])
+        raise RouteError(
+            status.HTTP_429_TOO_MANY_REQUESTS,
+            "rate_limited",
+            f"Too many token requests for this {scope} (limit {rate}). Retry in {wait} s.",
+            {"Retry-After": str(wait)},
+        )
+
+
+def _store_unavailable() -> RouteError:
+    return RouteError(
+        status.HTTP_503_SERVICE_UNAVAILABLE,
+        "rate_limit_unavailable",
+        "The rate-limit store (the Django cache) is unreachable, so no token is minted. Retry shortly.",
+        {"Retry-After": "5"},
+    )

@@ -1,0 +1,62 @@
+"""Fixtures for the mint route: a logged-in browser with CSRF enforced, one clock for everyone."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import SimpleNamespace
+from typing import Any
+
+import django_ratelimit.core
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from mintroute import minting
+from sportsproxy.sandbox import quota
+from sportsproxy.sandbox.clock import ManualClock
+from sportsproxy.sandbox.keys import hash_secret
+from sportsproxy.sandbox.models import ApiKey
+
+Mint = Callable[..., Any]
+
+
+@pytest.fixture(autouse=True)
+def one_clock(clock: ManualClock, monkeypatch: pytest.MonkeyPatch) -> ManualClock:
+    """The sandbox, the route's reuse rule and django-ratelimit's windows all read `clock`."""
+    monkeypatch.setattr(minting, "now", clock.now)
+    monkeypatch.setattr(django_ratelimit.core, "time", SimpleNamespace(time=lambda: clock.now().timestamp()))
+    return clock
+
+
+@pytest.fixture(autouse=True)
+def site_key(settings: Any, api_key: str) -> str:
+    settings.SPORTS_API_KEY = api_key
+    settings.SPORTS_BASE_URL = ""
+    settings.SPORTS_TOKEN_TTL = 600
+    settings.SPORTS_TOKEN_RATE = "10/m"
+    return api_key
+
+
+def logged_in_browser(username: str = "alice", **client_options: Any) -> Client:
+    """A browser with a session and the CSRF cookie, as a real page would leave it."""
+    user = User.objects.filter(username=username).first() or User.objects.create_user(username, password="pw")
+    browser = Client(enforce_csrf_checks=True, **client_options)
+    browser.force_login(user)
+    browser.get("/accounts/login/")  # sets the csrftoken cookie
+    return browser
+
+
+@pytest.fixture
+def browser() -> Client:
+    return logged_in_browser()
+
+
+def post_token(browser: Client, body: str | None = None, *, csrf: bool = True, **headers: Any) -> Any:
+    if csrf and "csrftoken" in browser.cookies:
+        headers.setdefault("HTTP_X_CSRFTOKEN", browser.cookies["csrftoken"].value)
+    return browser.post("/api/sports-token", body or "", content_type="application/json", **headers)
+
+
+def upstream_calls(api_key: str) -> int:
+    """tokens.create calls the sandbox has counted for the key's account this minute."""
+    return quota.requests_used(ApiKey.objects.get(secret_hash=hash_secret(api_key)).account.public_id)

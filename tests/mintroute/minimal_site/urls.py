@@ -1,0 +1,3 @@
+from django.urls import include, path
+
+urlpatterns = [path("", include("mintroute.urls"))]

@@ -1,0 +1,32 @@
+"""The mint route over a real socket, as curl or a browser would use it."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import httpx
+from django.contrib.auth.models import User
+
+
+def test_log_in_then_mint_with_the_session_cookie_and_csrf_header(live_server: Any, transactional_db: None) -> None:
+    User.objects.create_user("demo", password="demo-pass-123")
+    with httpx.Client(base_url=live_server.url, timeout=10) as browser:
+        login_page = browser.get("/accounts/login/")
+        form_token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', login_page.text)
+        assert form_token is not None
+        logged_in = browser.post(
+            "/accounts/login/",
+            data={"username": "demo", "password": "demo-pass-123", "csrfmiddlewaretoken": form_token.group(1)},
+        )
+        assert logged_in.status_code == 302
+        minted = browser.post(
+            "/api/sports-token", json={"reason": "initial"}, headers={"X-CSRFToken": browser.cookies["csrftoken"]}
+        )
+        assert minted.status_code == 200
+        assert set(minted.json()) == {"token", "expiresAt"}
+        assert minted.headers["cache-control"] == "no-store"
+
+    anonymous = httpx.post(f"{live_server.url}/api/sports-token", json={}, timeout=10)
+    assert anonymous.status_code == 401
+    assert anonymous.json()["error"] == "not_authenticated"
