@@ -56,3 +56,23 @@ def jwt_leeway() -> int:
 def last_used_interval() -> int:
     """At most one `last_used_at` write per key per this many seconds."""
     return int(getattr(settings, "SPORTS_SANDBOX_LAST_USED_INTERVAL", 60))
+
+
+def slot_heartbeat() -> float:
+    """Seconds per bucket of the connection and subscription counts (see slots.py)."""
+    return float(getattr(settings, "SPORTS_SANDBOX_SLOT_HEARTBEAT", 10))
+
+
+def ws_tick() -> float:
+    """Seconds between a socket's checks of expiry, the auth deadline and its heartbeat."""
+    return float(getattr(settings, "SPORTS_SANDBOX_WS_TICK", 0.5))
+
+
+def ws_auth_timeout() -> float:
+    """Seconds a new socket has to send its `auth` frame."""
+    return float(getattr(settings, "SPORTS_SANDBOX_WS_AUTH_TIMEOUT", 10))
+
+
+def event_interval() -> float:
+    """Seconds of (sandbox clock) time between simulated match events."""
+    return float(getattr(settings, "SPORTS_SANDBOX_EVENT_INTERVAL", 3))

@@ -12,7 +12,6 @@ from collections.abc import Callable
 from typing import Any
 
 from sportsproxy.sandbox import envelope, quota
-from sportsproxy.sandbox.caller import Caller
 from sportsproxy.sandbox.credentials import (
     auth_params_credential,
     authenticate_auth_params,
@@ -20,7 +19,7 @@ from sportsproxy.sandbox.credentials import (
     bearer_credential,
 )
 from sportsproxy.sandbox.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, RpcError, invalid_params
-from sportsproxy.sandbox.methods import METHODS, Method, auth_acknowledgement
+from sportsproxy.sandbox.methods import METHODS, Context, Method, auth_acknowledgement
 
 logger = logging.getLogger(__name__)
 
@@ -52,11 +51,11 @@ def find_method(name: str, transport: Transport) -> Method:
     return method
 
 
-def call(request: envelope.RpcRequest, caller: Caller, transport: Transport) -> dict[str, Any]:
+def call(request: envelope.RpcRequest, context: Context) -> dict[str, Any]:
     """Spend one request of the caller's quota and run the method."""
-    method = find_method(request.method, transport)
-    quota.spend_request(caller)
-    return method.handler(request.params, caller)
+    method = find_method(request.method, "websocket" if context.socket else "http")
+    quota.spend_request(context.caller)
+    return method.handler(request.params, context)
 
 
 def handle_http(body: bytes, *, authorization: str | None, origin: str | None) -> dict[str, Any]:
@@ -76,6 +75,6 @@ def handle_http(body: bytes, *, authorization: str | None, origin: str | None) -
             return auth_acknowledgement(caller)
         find_method(request.method, "http")  # unknown methods answer before any credential check
         caller = authenticate_bearer(authorization, from_browser=from_browser)
-        return call(request, caller, "http")
+        return call(request, Context(caller))
 
     return respond(body, resolve)

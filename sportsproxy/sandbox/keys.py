@@ -91,3 +91,8 @@ def _touch_last_used(key: ApiKey) -> None:
     ApiKey.objects.filter(Q(last_used_at__isnull=True) | Q(last_used_at__lte=stale_before), pk=key.pk).update(
         last_used_at=now
     )
+
+
+def key_is_active(key_id: str) -> bool:
+    """Whether the key with this public id is still active (read fresh: revocation is immediate)."""
+    return ApiKey.objects.filter(public_id=key_id, state=ApiKey.State.ACTIVE).exists()

@@ -1,0 +1,144 @@
+"""One WebSocket's state and frame handling, kept synchronous and free of Channels.
+
+The consumer (`consumers.py`) only moves frames and timers; everything a frame means
+is decided here, through the same `dispatch.respond` and `dispatch.call` as HTTP.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime
+from typing import Any
+
+from sportsproxy.sandbox import clock, conf, quota
+from sportsproxy.sandbox.caller import Caller
+from sportsproxy.sandbox.credentials import authenticate_auth_params
+from sportsproxy.sandbox.dispatch import call, respond
+from sportsproxy.sandbox.envelope import RpcRequest, error_response
+from sportsproxy.sandbox.errors import (
+    INVALID_PARAMS,
+    RATE_LIMITED,
+    UNAUTHORIZED,
+    RpcError,
+    invalid_params,
+    unauthorized,
+)
+from sportsproxy.sandbox.keys import key_is_active
+from sportsproxy.sandbox.matches import SPORTS
+from sportsproxy.sandbox.methods import Context, auth_acknowledgement
+from sportsproxy.sandbox.slots import Slots
+
+CLOSE_UNAUTHORIZED = 4401
+CLOSE_RATE_LIMITED = 4429
+
+Envelope = dict[str, Any]
+
+
+class SocketSession:
+    """What one socket knows: its caller (after `auth`), its subscriptions and its slots."""
+
+    def __init__(self, *, from_browser: bool) -> None:
+        self.from_browser = from_browser
+        self.connected_at: datetime = clock.now()
+        self.caller: Caller | None = None
+        self.subscriptions: dict[str, frozenset[str]] = {}
+        self._connection: Slots | None = None
+        self._subscription_slots: Slots | None = None
+
+    # --- frames -------------------------------------------------------------------
+
+    def handle_frame(self, frame: str | bytes) -> tuple[Envelope, int | None]:
+        """The answer to one frame, and the close code if the socket must close after it."""
+        if self.caller is None:
+            return self._first_frame(frame)
+        if self.caller.kind == "api_key" and not key_is_active(self.caller.key_id):
+            refusal = unauthorized(f"API key {self.caller.key_id} has been revoked; this socket is closed.")
+            return error_response(None, refusal), CLOSE_UNAUTHORIZED
+        return respond(frame, self._resolve), None
+
+    def _first_frame(self, frame: str | bytes) -> tuple[Envelope, int | None]:
+        answer = respond(frame, self._expect_auth)
+        if "result" in answer:
+            return answer, None
+        error = answer["error"]
+        if error["code"] == RATE_LIMITED:
+            return answer, CLOSE_RATE_LIMITED
+        if error["code"] not in (UNAUTHORIZED, INVALID_PARAMS, RATE_LIMITED):
+            answer = error_response(answer["id"], unauthorized("The first frame must be an auth call."))
+        return answer, CLOSE_UNAUTHORIZED
+
+    def _expect_auth(self, request: RpcRequest) -> dict[str, Any]:
+        if request.method != "auth":
+            raise unauthorized('The first frame must be auth with {"apiKey": ...} or {"token": ...}.')
+        return self._authenticate(request)
+
+    def _resolve(self, request: RpcRequest) -> dict[str, Any]:
+        if request.method == "auth":
+            return self._authenticate(request)
+        assert self.caller is not None
+        return call(request, Context(self.caller, socket=self))
+
+    def _authenticate(self, request: RpcRequest) -> dict[str, Any]:
+        caller = authenticate_auth_params(request.params, from_browser=self.from_browser)
+        if self.caller is not None and caller.account_id != self.caller.account_id:
+            raise unauthorized("A later auth frame must carry a credential of the same account.")
+        quota.spend_request(caller)
+        if self.caller is None:
+            connection = Slots("connections", caller.account_id)
+            limit = conf.rate_class(caller.rate_class).connections
+            if not connection.acquire(limit):
+                raise RpcError(
+                    RATE_LIMITED,
+                    f"This account already has its {limit} connections open; close one first.",
+                    {"limit": "connections"},
+                )
+            self._connection = connection
+            self._subscription_slots = Slots("subscriptions", caller.account_id)
+        self.caller = caller
+        return auth_acknowledgement(caller)
+
+    # --- subscriptions ------------------------------------------------------------
+
+    def subscribe(self, sports: list[str] | None) -> str:
+        assert self.caller is not None
+        assert self._subscription_slots is not None
+        limit = conf.rate_class(self.caller.rate_class).subscriptions
+        if not self._subscription_slots.acquire(limit):
+            raise RpcError(
+                RATE_LIMITED,
+                f"This account already has its {limit} subscriptions; unsubscribe one first.",
+                {"limit": "subscriptions"},
+            )
+        subscription_id = f"sub_{secrets.token_hex(8)}"
+        self.subscriptions[subscription_id] = frozenset(SPORTS if sports is None else sports)
+        return subscription_id
+
+    def unsubscribe(self, subscription_id: str) -> None:
+        if self.subscriptions.pop(subscription_id, None) is None:
+            raise invalid_params(f"No subscription {subscription_id!r} on this socket.")
+        assert self._subscription_slots is not None
+        self._subscription_slots.release(1)
+
+    def subscribers_of(self, sport: str) -> list[str]:
+        """This socket's subscription ids whose sports filter takes `sport`."""
+        return [subscription_id for subscription_id, sports in self.subscriptions.items() if sport in sports]
+
+    # --- time ---------------------------------------------------------------------
+
+    def auth_overdue(self) -> bool:
+        return self.caller is None and (clock.now() - self.connected_at).total_seconds() >= conf.ws_auth_timeout()
+
+    def credential_expired(self) -> bool:
+        return self.caller is not None and self.caller.expires_at is not None and clock.now() >= self.caller.expires_at
+
+    def heartbeat(self) -> None:
+        for slots in (self._connection, self._subscription_slots):
+            if slots is not None:
+                slots.refresh()
+
+    def close(self) -> None:
+        """Give back every slot this socket held (idempotent)."""
+        for slots in (self._connection, self._subscription_slots):
+            if slots is not None:
+                slots.release()
+        self.subscriptions.clear()

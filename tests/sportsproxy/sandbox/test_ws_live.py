@@ -1,0 +1,106 @@
+"""The WebSocket endpoint over a real socket: a live ASGI server and the `websockets` client."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+from config.asgi import application
+from sportsproxy.sandbox import conf
+from sportsproxy.sandbox.clock import ManualClock
+from sportsproxy.sandbox.keys import issue_key
+from sportsproxy.sandbox.models import Account
+from tests.asgi_server import serve_asgi
+from tests.support import envelope
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def server(settings: Any, clock: ManualClock) -> Iterator[str]:
+    settings.SPORTS_SANDBOX_WS_TICK = 0.02
+    with serve_asgi(application) as address:
+        yield address
+
+
+@pytest.fixture
+def key() -> str:
+    return issue_key(Account.objects.create(name="live-ws", tier="free"), "test")[1]
+
+
+async def call(socket: ClientConnection, method: str, params: Any = None) -> dict[str, Any]:
+    request = envelope(method, params)
+    await socket.send(json.dumps(request))
+    answer: dict[str, Any] = json.loads(await socket.recv())
+    assert answer["id"] == request["id"]
+    return answer
+
+
+async def mint_over_http(server: str, key: str, ttl: int) -> str:
+    async with httpx.AsyncClient() as http:
+        response = await http.post(
+            f"http://{server}/sdk/v1/rpc",
+            json=envelope("tokens.create", {"ttl": ttl}),
+            headers={"Authorization": f"Bearer {key}"},
+        )
+    token: str = response.json()["result"]["token"]
+    return token
+
+
+async def test_token_auth_events_reauth_and_expiry_over_a_real_socket(
+    server: str, key: str, clock: ManualClock
+) -> None:
+    token = await mint_over_http(server, key, ttl=60)
+    async with connect(f"ws://{server}/sdk/v1/ws", origin="https://app.example.com") as socket:  # type: ignore[arg-type]
+        assert (await call(socket, "auth", {"token": token}))["result"]["tier"] == "free"
+        subscription = (await call(socket, "matches.subscribe", {"sports": ["football"]}))["result"]["subscriptionId"]
+        clock.advance(conf.event_interval())
+        event = json.loads(await socket.recv())
+        assert event["method"] == "matches.event"
+        assert event["params"]["subscriptionId"] == subscription
+        assert event["params"]["match"]["sport"] == "football"
+
+        second = await mint_over_http(server, key, ttl=60)  # minted 3 s later
+        assert "result" in await call(socket, "auth", {"token": second})
+        clock.advance(60 - conf.event_interval())  # the first token's end: the socket stays open
+        assert "result" in await call(socket, "matches.unsubscribe", {"subscriptionId": subscription})
+        clock.advance(conf.event_interval())  # the second token's end
+        assert json.loads(await socket.recv()) == {"jsonrpc": "2.0", "method": "auth.expired", "params": {}}
+        with pytest.raises(ConnectionClosed) as closed:
+            await socket.recv()
+        assert closed.value.rcvd is not None
+        assert closed.value.rcvd.code == 4401
+
+
+async def test_api_key_auth_and_the_connection_limit_over_a_real_socket(server: str, key: str) -> None:
+    url = f"ws://{server}/sdk/v1/ws"
+    async with connect(url) as first, connect(url) as second, connect(url) as third:
+        assert "result" in await call(first, "auth", {"apiKey": key})
+        assert "result" in await call(second, "auth", {"apiKey": key})
+        refused = await call(third, "auth", {"apiKey": key})
+        assert refused["error"]["code"] == "rate_limited"
+        with pytest.raises(ConnectionClosed) as closed:
+            await third.recv()
+        assert closed.value.rcvd is not None
+        assert closed.value.rcvd.code == 4429
+
+
+async def test_the_subscription_limit_over_a_real_socket(server: str, key: str) -> None:
+    async with connect(f"ws://{server}/sdk/v1/ws") as socket:
+        await call(socket, "auth", {"apiKey": key})
+        for _ in range(5):
+            assert "result" in await call(socket, "matches.subscribe", {})
+        assert (await call(socket, "matches.subscribe", {}))["error"]["data"]["limit"] == "subscriptions"
+
+
+async def test_a_browser_handshake_with_an_api_key_is_refused(server: str, key: str) -> None:
+    async with connect(f"ws://{server}/sdk/v1/ws", origin="https://evil.example") as socket:  # type: ignore[arg-type]
+        assert (await call(socket, "auth", {"apiKey": key}))["error"]["code"] == "unauthorized"
+        with pytest.raises(ConnectionClosed):
+            await socket.recv()
