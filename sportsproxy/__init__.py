@@ -21,6 +21,7 @@ from sportsproxy.errors import (
     SportsUnavailable,
     UnauthorizedError,
 )
+from sportsproxy.realtime import SportsSocket
 from sportsproxy.responses import Match, MatchPage, TokenResponse
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "SportsClient",
     "SportsError",
     "SportsProtocolError",
+    "SportsSocket",
     "SportsTimeout",
     "SportsTransportError",
     "SportsUnavailable",

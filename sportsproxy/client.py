@@ -20,19 +20,20 @@ import re
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from types import TracebackType
 from typing import Any, Self
 
 import httpx
 
 from sportsproxy.errors import (
-    ERROR_CLASSES,
-    SportsAPIError,
     SportsError,
     SportsProtocolError,
     SportsTimeout,
     SportsUnavailable,
+    api_error,
 )
+from sportsproxy.realtime import SportsSocket, open_socket, websocket_url
 from sportsproxy.responses import MatchPage, TokenResponse
 
 logger = logging.getLogger("sportsproxy.client")
@@ -134,7 +135,7 @@ class _RpcProtocol:
         ):
             raise SportsProtocolError("The answer is not a JSON-RPC 2.0 envelope.", request_id=request_id)
         if "error" in answer:
-            raise _api_error(answer, request_id)
+            raise api_error(answer, request_id)
         if answer.get("id") != request_id:
             raise SportsProtocolError(
                 f"The answer's id {answer.get('id')!r} is not this request's.", request_id=request_id
@@ -143,25 +144,6 @@ class _RpcProtocol:
         if not isinstance(result, dict):
             raise SportsProtocolError("The answer's result is not an object.", request_id=request_id)
         return result
-
-
-def _api_error(answer: dict[str, Any], request_id: str) -> SportsError:
-    error = answer["error"]
-    if not isinstance(error, dict) or not isinstance(error.get("code"), str):
-        return SportsProtocolError("The answer's error is not a {code, message} object.", request_id=request_id)
-    if answer.get("id") not in (request_id, None):
-        return SportsProtocolError(
-            f"The answer's id {answer.get('id')!r} is not this request's.", request_id=request_id
-        )
-    data = error.get("data")
-    retry_after = data.get("retryAfter") if isinstance(data, dict) else None
-    error_class = ERROR_CLASSES.get(error["code"], SportsAPIError)
-    return error_class(
-        str(error.get("message", "")),
-        code=error["code"],
-        request_id=request_id,
-        retry_after=float(retry_after) if isinstance(retry_after, (int, float)) else None,
-    )
 
 
 def _parsed(parse: Callable[[dict[str, Any]], Any], result: dict[str, Any]) -> Any:
@@ -274,6 +256,7 @@ class AsyncSportsClient(_RpcProtocol):
     ) -> None:
         super().__init__(_resolve_api_key(api_key), _resolve_base_url(base_url), max_retries)
         self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+        self.timeout = timeout
         self._http = httpx.AsyncClient(base_url=self.base_url, timeout=timeout, transport=transport)
         self.tokens = AsyncTokens(self)
         self.matches = AsyncMatches(self)
@@ -304,6 +287,14 @@ class AsyncSportsClient(_RpcProtocol):
                 await self.sleep(delay)
                 continue
             return self._result(response, request_id)
+
+    def connect(self) -> AbstractAsyncContextManager[SportsSocket]:
+        """Open the service's WebSocket, authenticated by an `auth {apiKey}` first frame.
+
+        Use as `async with client.connect() as socket:`; see `sportsproxy.realtime`.
+        """
+        slot = "token" if self._credential.count(".") == 2 else "apiKey"
+        return open_socket(websocket_url(self.base_url), {slot: self._credential}, self.timeout)
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -19,6 +19,8 @@ No error's message or repr ever contains the API key.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class SportsError(Exception):
     """Base of every SDK error. `request_id` is the JSON-RPC id of the failed call, when one was sent."""
@@ -108,3 +110,23 @@ ERROR_CLASSES: dict[str, type[SportsAPIError]] = {
     "method_not_found": MethodNotFoundError,
     "internal_error": ServiceInternalError,
 }
+
+
+def api_error(answer: dict[str, Any], request_id: str) -> SportsError:
+    """The SportsError an error envelope stands for (SportsProtocolError if it is malformed)."""
+    error = answer["error"]
+    if not isinstance(error, dict) or not isinstance(error.get("code"), str):
+        return SportsProtocolError("The answer's error is not a {code, message} object.", request_id=request_id)
+    if answer.get("id") not in (request_id, None):
+        return SportsProtocolError(
+            f"The answer's id {answer.get('id')!r} is not this request's.", request_id=request_id
+        )
+    data = error.get("data")
+    retry_after = data.get("retryAfter") if isinstance(data, dict) else None
+    error_class = ERROR_CLASSES.get(error["code"], SportsAPIError)
+    return error_class(
+        str(error.get("message", "")),
+        code=error["code"],
+        request_id=request_id,
+        retry_after=float(retry_after) if isinstance(retry_after, (int, float)) else None,
+    )

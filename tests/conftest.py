@@ -66,3 +66,14 @@ def rpc() -> RpcCall:
         return answer
 
     return call
+
+
+@pytest.fixture
+def asgi_server(settings: Any, clock: sandbox_clock.ManualClock, transactional_db: None) -> Iterator[str]:
+    """`host:port` of the project's ASGI app (HTTP and WebSocket) on a real socket, on the test clock."""
+    from config.asgi import application
+    from tests.asgi_server import serve_asgi
+
+    settings.SPORTS_SANDBOX_WS_TICK = 0.02
+    with serve_asgi(application) as address:
+        yield address

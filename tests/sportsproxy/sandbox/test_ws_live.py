@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -11,22 +10,18 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from config.asgi import application
 from sportsproxy.sandbox import conf
 from sportsproxy.sandbox.clock import ManualClock
 from sportsproxy.sandbox.keys import issue_key
 from sportsproxy.sandbox.models import Account
-from tests.asgi_server import serve_asgi
 from tests.support import envelope
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def server(settings: Any, clock: ManualClock) -> Iterator[str]:
-    settings.SPORTS_SANDBOX_WS_TICK = 0.02
-    with serve_asgi(application) as address:
-        yield address
+def server(asgi_server: str) -> str:
+    return asgi_server
 
 
 @pytest.fixture

@@ -1,0 +1,76 @@
+"""The server SDK's WebSocket against the sandbox served on a real socket."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from asgiref.sync import sync_to_async
+
+from sportsproxy import AsyncSportsClient, InvalidParamsError, SportsUnavailable, UnauthorizedError
+from sportsproxy.realtime import websocket_url
+from sportsproxy.sandbox import conf
+from sportsproxy.sandbox.clock import ManualClock
+from sportsproxy.sandbox.keys import issue_key
+from sportsproxy.sandbox.models import Account
+from tests.upstreams import closed_port_url
+
+
+@pytest.fixture
+def key(transactional_db: None) -> tuple[Any, str]:
+    return issue_key(Account.objects.create(name="sdk-ws", tier="starter"), "test")
+
+
+def test_websocket_urls_follow_the_base_url() -> None:
+    assert websocket_url("http://127.0.0.1:8000") == "ws://127.0.0.1:8000/sdk/v1/ws"
+    assert websocket_url("https://api.example.com/") == "wss://api.example.com/sdk/v1/ws"
+
+
+async def test_connect_subscribe_and_receive_events(asgi_server: str, key: tuple[Any, str], clock: ManualClock) -> None:
+    async with AsyncSportsClient(key[1], base_url=f"http://{asgi_server}") as client, client.connect() as socket:
+        subscription_id = await socket.subscribe(sports=["basketball"])
+        clock.advance(conf.event_interval())
+        notification = await asyncio.wait_for(anext(aiter(socket)), 5)
+        assert notification["method"] == "matches.event"
+        assert notification["params"]["subscriptionId"] == subscription_id
+        assert notification["params"]["match"]["sport"] == "basketball"
+        await socket.unsubscribe(subscription_id)
+        with pytest.raises(InvalidParamsError):
+            await socket.unsubscribe(subscription_id)
+        assert (await socket.call("matches.list", {"limit": 1}))["pagination"]["limit"] == 1
+
+
+async def test_a_revoked_key_cannot_connect(asgi_server: str, key: tuple[Any, str]) -> None:
+    await sync_to_async(key[0].revoke)()
+    async with AsyncSportsClient(key[1], base_url=f"http://{asgi_server}") as client:
+        with pytest.raises(UnauthorizedError, match="revoked"):
+            async with client.connect():
+                pass
+
+
+async def test_a_token_client_connects_with_the_token(asgi_server: str, key: tuple[Any, str]) -> None:
+    async with AsyncSportsClient(key[1], base_url=f"http://{asgi_server}") as client:
+        token = (await client.tokens.create(ttl=60)).token
+        async with client.with_token(token).connect() as socket:
+            assert await socket.subscribe() is not None
+
+
+async def test_a_socket_closed_by_the_service_ends_iteration_and_fails_calls(
+    asgi_server: str, key: tuple[Any, str]
+) -> None:
+    async with AsyncSportsClient(key[1], base_url=f"http://{asgi_server}") as client, client.connect() as socket:
+        await sync_to_async(key[0].revoke)()
+        with pytest.raises(UnauthorizedError):
+            await socket.call("matches.list", {})
+        assert [notification async for notification in socket] == []
+        assert socket.close_code == 4401
+        with pytest.raises(SportsUnavailable):
+            await socket.call("matches.list", {})
+
+
+async def test_no_service_is_unavailable() -> None:
+    async with AsyncSportsClient("sk_test_" + "a" * 43, base_url=closed_port_url(), timeout=2) as client:
+        with pytest.raises(SportsUnavailable):
+            async with client.connect():
+                pass
