@@ -16,11 +16,9 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from sportsproxy.sandbox import conf, simulation
-from sportsproxy.sandbox.sockets import CLOSE_UNAUTHORIZED, SocketSession
+from sportsproxy.sandbox.sockets import AUTH_EXPIRED, CLOSE_UNAUTHORIZED, SocketSession
 
 logger = logging.getLogger(__name__)
-
-AUTH_EXPIRED = {"jsonrpc": "2.0", "method": "auth.expired", "params": {}}
 
 
 class SandboxConsumer(AsyncWebsocketConsumer):
@@ -66,11 +64,17 @@ class SandboxConsumer(AsyncWebsocketConsumer):
             await self.send(text_data=json.dumps(notification))
 
     async def _follow_environment(self) -> None:
-        """Join the event group of the caller's environment once the socket has subscriptions."""
+        """Be in the event group of the caller's environment while the socket has subscriptions
+        (a later `auth` with the account's other key may change the environment)."""
         caller = self.session.caller
-        if self._group is None and caller is not None and self.session.subscriptions:
-            self._group = simulation.group_name(caller.env)
-            await self.channel_layer.group_add(self._group, self.channel_name)
+        wanted = simulation.group_name(caller.env) if caller is not None and self.session.subscriptions else None
+        if wanted == self._group:
+            return
+        if self._group is not None:
+            await self.channel_layer.group_discard(self._group, self.channel_name)
+        if wanted is not None:
+            await self.channel_layer.group_add(wanted, self.channel_name)
+        self._group = wanted
 
     async def _tick(self) -> None:
         try:

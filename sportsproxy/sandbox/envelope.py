@@ -19,7 +19,8 @@ class RpcRequest:
 
 def decode(body: bytes | str) -> Any:
     """The JSON value of a body or frame; `parse_error` if it is not JSON, `invalid_request` if too big."""
-    if len(body) > MAX_BODY_BYTES:
+    size = len(body) if isinstance(body, bytes) else len(body.encode())
+    if size > MAX_BODY_BYTES:
         raise RpcError(INVALID_REQUEST, f"Request is larger than {MAX_BODY_BYTES // 1024} KiB.")
     try:
         return json.loads(body, parse_constant=_refuse_constant)

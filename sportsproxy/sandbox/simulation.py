@@ -54,11 +54,11 @@ def play_step(env: str, step: int) -> list[MatchEvent]:
         if not live:
             continue
         match = rng.choice(live)
-        if rng.random() < FINISH_CHANCE:
+        upcoming = [m for m in matches if m.sport == sport and m.status == "scheduled"]
+        if upcoming and rng.random() < FINISH_CHANCE:
+            # A match ends only when the next one can kick off, so every sport stays live.
             events.append(_set_status(match, "finished"))
-            upcoming = [m for m in matches if m.sport == sport and m.status == "scheduled"]
-            if upcoming:  # keep every sport live: the next scheduled match kicks off
-                events.append(_set_status(min(upcoming, key=lambda m: (m.starts_at, m.id)), "live"))
+            events.append(_set_status(min(upcoming, key=lambda m: (m.starts_at, m.id)), "live"))
         else:
             if rng.random() < 0.5:
                 match.score_home += 1

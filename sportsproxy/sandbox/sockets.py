@@ -29,6 +29,7 @@ from sportsproxy.sandbox.methods import Context, auth_acknowledgement
 from sportsproxy.sandbox.slots import Slots
 
 CLOSE_UNAUTHORIZED = 4401
+AUTH_EXPIRED = {"jsonrpc": "2.0", "method": "auth.expired", "params": {}}
 CLOSE_RATE_LIMITED = 4429
 
 Envelope = dict[str, Any]
@@ -51,6 +52,8 @@ class SocketSession:
         """The answer to one frame, and the close code if the socket must close after it."""
         if self.caller is None:
             return self._first_frame(frame)
+        if self.credential_expired():  # between two ticks: never serve a frame on an expired token
+            return AUTH_EXPIRED, CLOSE_UNAUTHORIZED
         if self.caller.kind == "api_key" and not key_is_active(self.caller.key_id):
             refusal = unauthorized(f"API key {self.caller.key_id} has been revoked; this socket is closed.")
             return error_response(None, refusal), CLOSE_UNAUTHORIZED

@@ -13,10 +13,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 import jwt
+from django.core.cache import cache
 
 from sportsproxy.sandbox import clock, conf
 from sportsproxy.sandbox.caller import Caller
-from sportsproxy.sandbox.errors import unauthorized
+from sportsproxy.sandbox.errors import RpcError, unauthorized
 
 REQUIRED_CLAIMS = ("iss", "aud", "sub", "acct", "tier", "rlc", "env", "iat", "exp", "jti")
 ALLOWED_HEADER = {"alg": conf.JWT_ALGORITHM, "typ": "JWT"}
@@ -62,6 +63,8 @@ def authenticate_token(token: str) -> Caller:
         raise unauthorized("Token expired. Fetch a fresh one from your backend's mint route.")
     if claims["iat"] > now + conf.jwt_leeway() or claims.get("nbf", 0) > now + conf.jwt_leeway():
         raise unauthorized("Token is not valid yet: its iat or nbf lies in the future.")
+    if cache.get(_expired_early_key(claims["jti"])):
+        raise unauthorized("Token expired (ended early by the sandbox). Fetch a fresh one from your mint route.")
     return Caller(
         kind="token",
         account_id=claims["acct"],
@@ -71,6 +74,22 @@ def authenticate_token(token: str) -> Caller:
         env=claims["env"],
         expires_at=datetime.fromtimestamp(claims["exp"], UTC),
     )
+
+
+def expire_early(token: str) -> bool:
+    """Sandbox-only testing aid: make a valid token fail as expired from now on (False if it was not valid)."""
+    try:
+        caller = authenticate_token(token)
+    except RpcError:
+        return False
+    assert caller.expires_at is not None
+    remaining = int(caller.expires_at.timestamp() - clock.now().timestamp()) + 1
+    cache.set(_expired_early_key(_verified_claims(token)["jti"]), True, timeout=remaining)
+    return True
+
+
+def _expired_early_key(jti: str) -> str:
+    return f"sandbox:expired-early:{jti}"
 
 
 def _verified_claims(token: str) -> dict[str, Any]:

@@ -11,14 +11,14 @@ from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 
 from config.asgi import application
-from sportsproxy.sandbox import conf, simulation
+from sportsproxy.sandbox import conf
 from sportsproxy.sandbox.clock import ManualClock
 from sportsproxy.sandbox.keys import hash_secret, issue_key
 from sportsproxy.sandbox.models import Account, ApiKey
 from sportsproxy.sandbox.slots import held
 from tests.support import envelope
 
-pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture(autouse=True)
@@ -198,12 +198,6 @@ async def test_subscribers_receive_events_of_their_sports(sockets: list[Socket],
     assert (await socket.call("matches.unsubscribe", {"subscriptionId": subscription}))["result"] == {"ok": True}
 
 
-async def test_events_are_deterministic_per_step() -> None:
-    first = simulation.play_step("live", 12345)
-    assert [event.kind for event in first]
-    assert {event.match["sport"] for event in first} <= set(simulation.SPORTS)
-
-
 async def test_unsubscribing_an_unknown_id_is_invalid_params(sockets: list[Socket], key: str) -> None:
     socket = await authed(sockets, {"apiKey": key})
     assert (await socket.call("matches.unsubscribe", {"subscriptionId": "sub_nope"}))["error"][
@@ -260,3 +254,56 @@ async def test_requests_per_minute_are_shared_with_http(sockets: list[Socket], k
     limited = await socket.call("matches.list", {})
     assert limited["error"]["code"] == "rate_limited"
     assert limited["error"]["data"]["retryAfter"] >= 1
+
+
+async def test_a_frame_after_expiry_is_never_served(
+    sockets: list[Socket], key: str, clock: ManualClock, settings: Any
+) -> None:
+    settings.SPORTS_SANDBOX_WS_TICK = 60  # no tick in between: the frame itself must see the expiry
+    socket = await authed(sockets, {"token": await mint(key, ttl=60)})
+    clock.advance(60)
+    await socket.communicator.send_to(text_data=json.dumps(envelope("matches.list", {})))
+    assert await socket.receive() == {"jsonrpc": "2.0", "method": "auth.expired", "params": {}}
+    assert await socket.closed_with() == 4401
+
+
+async def test_re_auth_into_the_other_environment_moves_the_event_feed(
+    sockets: list[Socket], key: str, clock: ManualClock
+) -> None:
+    socket = await authed(sockets, {"apiKey": key})
+    await socket.call("matches.subscribe", {"sports": ["tennis"]})
+    account = await sync_to_async(lambda: ApiKey.objects.get(secret_hash=hash_secret(key)).account)()
+    _, live_key = await sync_to_async(issue_key)(account, "live")
+    assert (await socket.call("auth", {"apiKey": live_key}))["result"]["env"] == "live"
+    clock.advance(conf.event_interval())
+    event = await socket.receive()
+    assert event["params"]["match"]["env"] == "live"
+
+
+async def test_the_first_auth_frame_with_malformed_params_is_invalid_params_then_4401() -> None:
+    socket = await Socket().open()
+    assert (await socket.call("auth", {"apiKey": 1}))["error"]["code"] == "invalid_params"
+    assert await socket.closed_with() == 4401
+
+
+async def test_a_spent_quota_at_auth_closes_4429(key: str, settings: Any) -> None:
+    settings.SPORTS_SANDBOX_RATE_CLASSES = {"free": {"requests_per_minute": 0}}
+    socket = await Socket().open()
+    assert (await socket.call("auth", {"apiKey": key}))["error"]["code"] == "rate_limited"
+    assert await socket.closed_with() == 4429
+
+
+async def test_limits_apply_to_token_sockets_too(sockets: list[Socket], key: str) -> None:
+    token = await mint(key)
+    await authed(sockets, {"token": token}, origin="https://app.example.com")
+    await authed(sockets, {"token": token}, origin="https://app.example.com")
+    third = await Socket(origin="https://app.example.com").open()
+    assert (await third.call("auth", {"token": token}))["error"]["data"]["limit"] == "connections"
+    assert await third.closed_with() == 4429
+
+
+async def test_a_non_ascii_frame_is_capped_in_bytes_not_characters(sockets: list[Socket], key: str) -> None:
+    socket = await authed(sockets, {"apiKey": key})
+    frame = json.dumps(envelope("matches.list", {"cursor": "é" * 40_000}), ensure_ascii=False)
+    assert len(frame) < 64 * 1024 < len(frame.encode())
+    assert (await socket.send_raw(frame))["error"]["code"] == "invalid_request"

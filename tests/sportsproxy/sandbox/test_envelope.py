@@ -102,3 +102,10 @@ def test_an_error_response_has_error_and_no_result(api_key: str) -> None:
     assert set(answer) == {"jsonrpc", "id", "error"}
     assert set(answer["error"]) == {"code", "message"}
     assert all(isinstance(answer["error"][field], str) for field in ("code", "message"))
+
+
+@pytest.mark.parametrize("method", ["matches.subscribe", "matches.unsubscribe"])
+def test_websocket_only_methods_over_http_point_at_the_socket(api_key: str, method: str) -> None:
+    answer = post_rpc(json.dumps(envelope(method, {})), api_key)
+    assert error_code(answer) == "method_not_found"
+    assert "/sdk/v1/ws" in answer["error"]["message"]
