@@ -5,14 +5,14 @@ VENV := .venv
 PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1:8000
 
-.PHONY: demo test lint format pytest install install-dev clean
+.PHONY: demo test lint format pytest jstest install install-dev clean
 
 demo: install
 	$(PY) manage.py migrate --no-input
 	$(PY) manage.py demo_setup
 	$(PY) manage.py runserver $(HOST)
 
-test: install-dev lint pytest
+test: install-dev lint pytest jstest
 
 lint: install-dev
 	$(VENV)/bin/ruff check .
@@ -21,6 +21,10 @@ lint: install-dev
 
 pytest: install-dev
 	$(VENV)/bin/pytest
+
+# The browser client's unit tests: Node's own runner, nothing from npm.
+jstest:
+	node --test tests/js/
 
 format: install-dev
 	$(VENV)/bin/ruff check --fix .

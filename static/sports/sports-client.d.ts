@@ -1,0 +1,158 @@
+// Types for sports-client.js, the browser flavour of the sports-data client.
+
+/** What the mint route (or fetchToken) returns. */
+export interface TokenResponse {
+  /** Signed JWT. */
+  token: string;
+  /** ISO 8601 with offset, e.g. "2025-06-01T12:10:00+00:00". */
+  expiresAt: string;
+}
+
+/** Why a token is being fetched; sent to the mint route as the body {"reason": ...}. */
+export type TokenReason = "initial" | "refresh" | "reconnect" | "unauthorized";
+
+export type ConnectionState = "idle" | "connecting" | "open" | "reconnecting" | "unauthorized" | "closed";
+
+export type Sport = "football" | "basketball" | "tennis" | "ice-hockey" | "baseball" | "esports" | (string & {});
+
+export interface Match {
+  id: string;
+  sport: Sport;
+  env: "live" | "test";
+  competition: string;
+  home: string;
+  away: string;
+  startsAt: string;
+  status: "scheduled" | "live" | "finished";
+  score: { home: number; away: number };
+  updatedAt: string;
+}
+
+export interface MatchPage {
+  data: Match[];
+  pagination: { limit: number; total: number; nextCursor: string | null };
+}
+
+export interface MatchEvent {
+  /** The local subscription id: the same across reconnects. */
+  subscriptionId: string;
+  kind: "score" | "status";
+  match: Match;
+}
+
+export interface Subscription {
+  id: string;
+  unsubscribe(): Promise<void>;
+}
+
+export interface TokenEvent {
+  expiresAt: string;
+  reason: TokenReason;
+  /** "self" when this tab minted it, "tab" when another tab of the origin did and shared it. */
+  mintedBy: "self" | "tab";
+  /** The token's last 8 characters: enough to tell tokens apart on screen, useless as a credential. */
+  fingerprint: string;
+}
+
+export interface ClientEvents {
+  state: ConnectionState;
+  error: Error;
+  token: TokenEvent;
+}
+
+type HeaderMap = Record<string, string>;
+
+interface CommonOptions {
+  /** The service's origin; default: the page's origin. */
+  baseUrl?: string;
+  /** Default: baseUrl with ws:/wss: and "/sdk/v1/ws". */
+  wsUrl?: string;
+  /** Seconds before expiry at which the token is refreshed. Default 30. */
+  refreshLeewaySec?: number;
+  /** Name of the BroadcastChannel that shares tokens between tabs; the Web Lock is "<name>-refresh". */
+  channelName?: string;
+
+  // Injectables, mostly for tests. Each defaults to the browser's; null turns the feature off.
+  fetch?: typeof globalThis.fetch;
+  WebSocket?: new (url: string) => WebSocket;
+  now?: () => number;
+  setTimeout?: (callback: () => void, delayMs: number) => unknown;
+  clearTimeout?: (handle: unknown) => void;
+  random?: () => number;
+  BroadcastChannel?: (new (name: string) => BroadcastChannel) | null;
+  locks?: Pick<LockManager, "request"> | null;
+  document?: Pick<Document, "visibilityState" | "addEventListener" | "removeEventListener"> | null;
+}
+
+export type SportsClientOptions = CommonOptions &
+  (
+    | {
+        /** The integrator's mint route, POSTed to with the page's cookies. */
+        authEndpoint: string;
+        /** Extra headers for that POST (e.g. the CSRF token); a function is read at every fetch. */
+        authHeaders?: HeaderMap | (() => HeaderMap | Promise<HeaderMap>);
+        fetchToken?: never;
+      }
+    | {
+        /** Replaces the POST to authEndpoint; its answer is checked like the route's. */
+        fetchToken: (request: { reason: TokenReason }) => Promise<TokenResponse>;
+        authEndpoint?: never;
+        authHeaders?: never;
+      }
+  );
+
+export class SportsClient {
+  constructor(options: SportsClientOptions);
+
+  readonly state: ConnectionState;
+  readonly matches: {
+    list(params?: { sports?: Sport[]; limit?: number; cursor?: string }): Promise<MatchPage>;
+  };
+
+  /** Calls a method over HTTP; one retry with a new token if the first answer is `unauthorized`. */
+  rpc<Result = unknown>(method: string, params?: Record<string, unknown>): Promise<Result>;
+  /** Opens the WebSocket; resolves once authenticated. */
+  connect(): Promise<void>;
+  subscribe(filter: { sports?: Sport[] }, onEvent: (event: MatchEvent) => void): Promise<Subscription>;
+  /** Returns the function that stops listening. */
+  on<Name extends keyof ClientEvents>(eventName: Name, listener: (payload: ClientEvents[Name]) => void): () => void;
+  /** Drops the WebSocket as a network failure would; the client reconnects and restores subscriptions. */
+  dropConnection(): void;
+  close(): void;
+}
+
+/** The service answered with an error envelope, or could not be reached (code "unavailable"). */
+export class RpcError extends Error {
+  constructor(code: string, message: string, data?: unknown, options?: { requestId?: string | null; cause?: unknown });
+  readonly name: "RpcError" | "UnauthorizedError";
+  /** A JSON-RPC error code, or "unavailable", "bad_response", "closed" from the client itself. */
+  readonly code: string;
+  /** e.g. {retryAfter: seconds} with "rate_limited". */
+  readonly data: unknown;
+  readonly requestId: string | null;
+}
+
+/** Still `unauthorized` after one retry with a newly minted token. */
+export class UnauthorizedError extends RpcError {
+  constructor(message: string, data?: unknown, options?: { requestId?: string | null; cause?: unknown });
+  readonly name: "UnauthorizedError";
+  readonly code: "unauthorized";
+}
+
+/** The mint route or fetchToken gave no usable token. */
+export class AuthEndpointError extends Error {
+  constructor(message: string, options?: { status?: number; retryAfter?: number | null; cause?: unknown });
+  readonly name: "AuthEndpointError";
+  /** The HTTP status, or 0: network failure, wrong shape, throwing fetchToken. */
+  readonly status: number;
+  /** True for 401/403: the client stops (state "unauthorized") instead of retrying. */
+  readonly final: boolean;
+  /** Seconds, from the route's Retry-After header. */
+  readonly retryAfter: number | null;
+}
+
+/** Full-jitter backoff: random() * min(capMs, baseMs * 2 ** attempt). Defaults: 500 ms, 30 s. */
+export function backoff(
+  attempt: number,
+  options?: { baseMs?: number; capMs?: number; random?: () => number },
+): number;
