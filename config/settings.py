@@ -61,6 +61,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",  # static files from Django itself, in any server
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -130,6 +131,14 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
+# Development serves straight from static/; production serves collectstatic's hashed, compressed copies.
+WHITENOISE_USE_FINDERS = DEBUG
+WHITENOISE_AUTOREFRESH = DEBUG
+if not DEBUG:
+    STORAGES = {
+        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+        "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+    }
 
 
 # --- The sports-data service -------------------------------------------------------
@@ -142,6 +151,8 @@ SPORTS_API_KEY = env.str("SPORTS_API_KEY", default="")
 SPORTS_BASE_URL = env.str("SPORTS_BASE_URL", default="")
 SPORTS_PUBLIC_BASE_URL = env.str("SPORTS_PUBLIC_BASE_URL", default="")
 SPORTS_PUBLIC_WS_URL = env.str("SPORTS_PUBLIC_WS_URL", default="")
+# Seconds before expiry the demo page's browser client refreshes its token (seed default 30).
+SPORTS_CLIENT_REFRESH_LEEWAY = env.int("SPORTS_CLIENT_REFRESH_LEEWAY", default=30)
 SPORTS_TIMEOUT = env.str("SPORTS_TIMEOUT", default="5")  # seconds; `manage.py check` validates it
 
 # Mount the sandbox service (/sdk/v1/rpc) in this process.

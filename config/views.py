@@ -1,12 +1,18 @@
-"""Project-level views that belong to no app."""
+"""Project-level views: health, the demo page, and the demo's sandbox-only helpers."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_safe
+from django.views.decorators.http import require_POST, require_safe
+
+from config.csp import content_security_policy
+from mintroute.minting import SESSION_KEY
+
+DEMO_SPORTS = ("football", "basketball", "tennis", "ice-hockey", "baseball", "esports")
 
 
 @never_cache
@@ -17,6 +23,28 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 
 @login_required
-def home(request: HttpRequest) -> HttpResponse:
-    """The page a logged-in user lands on."""
-    return render(request, "home.html")
+@require_safe
+@content_security_policy
+def demo(request: HttpRequest) -> HttpResponse:
+    """The demo page: the browser client minting, calling and subscribing, beside a server-rendered panel."""
+    client_config = {
+        "authEndpoint": "/api/sports-token",
+        "baseUrl": settings.SPORTS_PUBLIC_BASE_URL or None,
+        "wsUrl": settings.SPORTS_PUBLIC_WS_URL or None,
+        "refreshLeewaySec": settings.SPORTS_CLIENT_REFRESH_LEEWAY,
+        "sandbox": settings.SPORTS_SANDBOX,
+    }
+    return render(request, "demo.html", {"client_config": client_config, "sports": DEMO_SPORTS})
+
+
+@login_required
+@require_POST
+def expire_token(request: HttpRequest) -> JsonResponse:
+    """Sandbox only: end this session's token early, so the browser's next call is unauthorized."""
+    if not settings.SPORTS_SANDBOX:
+        raise Http404("Tokens can only be ended early in the embedded sandbox.")
+    from sportsproxy.sandbox.tokens import expire_early
+
+    stored = request.session.get(SESSION_KEY) or {}
+    expired = expire_early(stored["token"]) if "token" in stored else False
+    return JsonResponse({"expired": expired})

@@ -1,0 +1,141 @@
+// The demo page: the browser client minting, calling and subscribing, with its life on screen.
+
+import { AuthEndpointError, SportsClient } from "../sports/sports-client.js";
+
+const config = JSON.parse(document.getElementById("client-config").textContent);
+const $ = (id) => document.getElementById(id);
+
+/** Django rotates the CSRF token at login, so it is read from the cookie at every use. */
+function csrfToken() {
+  return document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/)?.[1] ?? "";
+}
+
+const client = new SportsClient({
+  authEndpoint: config.authEndpoint,
+  authHeaders: () => ({ "X-CSRFToken": csrfToken() }),
+  refreshLeewaySec: config.refreshLeewaySec,
+  ...(config.baseUrl ? { baseUrl: config.baseUrl } : {}),
+  ...(config.wsUrl ? { wsUrl: config.wsUrl } : {}),
+});
+
+// --- The token's life ------------------------------------------------------------------------
+
+const token = { mintedAt: null, refreshAt: null };
+const clock = (time) => new Date(time).toLocaleTimeString();
+
+client.on("token", ({ expiresAt, reason, mintedBy, fingerprint }) => {
+  const expires = Date.parse(expiresAt);
+  token.mintedAt = Date.now();
+  token.refreshAt = expires - config.refreshLeewaySec * 1000;
+  $("token-fingerprint").textContent = `…${fingerprint}`;
+  $("token-minted-at").textContent = clock(token.mintedAt);
+  $("token-expires-at").textContent = clock(expires);
+  const entry = document.createElement("li");
+  entry.dataset.reason = reason;
+  entry.dataset.mintedBy = mintedBy;
+  entry.textContent = `${clock(token.mintedAt)} · ${reason} · …${fingerprint}${mintedBy === "tab" ? " · from another tab" : ""}`;
+  $("mint-log").prepend(entry);
+});
+
+setInterval(() => {
+  if (token.refreshAt === null) return;
+  const left = Math.max(0, token.refreshAt - Date.now());
+  $("token-countdown").textContent = `${Math.ceil(left / 1000)} s`;
+  $("token-progress").value = 1 - left / Math.max(1, token.refreshAt - token.mintedAt);
+}, 250);
+
+function showError(error) {
+  const box = $("client-error");
+  box.hidden = false;
+  box.dataset.kind = error.name;
+  box.textContent =
+    error instanceof AuthEndpointError
+      ? `The mint route refused a token (HTTP ${error.status}): ${error.message} Log in again to continue.`
+      : `${error.name}: ${error.message}`;
+}
+
+client.on("error", (error) => {
+  if (error instanceof AuthEndpointError && !error.final) return; // retried with backoff on its own
+  showError(error);
+});
+
+// --- Matches over HTTP, with the token -------------------------------------------------------
+
+const listing = { cursor: null, nextCursor: null };
+
+async function showMatches() {
+  const sport = $("sport-filter").value;
+  try {
+    const page = await client.matches.list({
+      sports: sport ? [sport] : undefined,
+      limit: 10,
+      cursor: listing.cursor ?? undefined,
+    });
+    $("matches-rows").replaceChildren(...page.data.map(matchRow));
+    listing.nextCursor = page.pagination.nextCursor;
+    $("next-page").disabled = listing.nextCursor === null;
+    $("matches-note").textContent = `${page.data.length} of ${page.pagination.total}, fetched by your browser with the token.`;
+  } catch (error) {
+    $("matches-note").textContent = "The call failed.";
+    showError(error);
+  }
+}
+
+function matchRow(match) {
+  const row = document.createElement("tr");
+  for (const text of [match.sport, `${match.home} – ${match.away}`, `${match.score.home}:${match.score.away}`, match.status]) {
+    const cell = document.createElement("td");
+    cell.textContent = text;
+    row.append(cell);
+  }
+  return row;
+}
+
+$("sport-filter").addEventListener("change", () => {
+  listing.cursor = null;
+  showMatches();
+});
+$("next-page").addEventListener("click", () => {
+  listing.cursor = listing.nextCursor;
+  showMatches();
+});
+
+// --- Live events over the WebSocket ------------------------------------------------------------
+
+client.on("state", (state) => {
+  const badge = $("connection-state");
+  badge.dataset.state = state;
+  badge.textContent = state;
+});
+
+function showEvent({ kind, match }) {
+  const entry = document.createElement("li");
+  entry.textContent = `${clock(Date.now())} · ${match.sport} · ${match.home} ${match.score.home}:${match.score.away} ${match.away} · ${kind === "status" ? match.status : "score"}`;
+  $("event-feed").prepend(entry);
+  while ($("event-feed").children.length > 50) $("event-feed").lastElementChild.remove();
+}
+
+// --- The failure paths ---------------------------------------------------------------------------
+
+async function post(url) {
+  const response = await fetch(url, { method: "POST", headers: { "X-CSRFToken": csrfToken() }, redirect: "manual" });
+  return response;
+}
+
+$("expire-token")?.addEventListener("click", async () => {
+  await post("/demo/expire-token"); // the next call is answered unauthorized, then retried once
+  await showMatches();
+});
+
+$("drop-socket").addEventListener("click", () => client.dropConnection());
+
+$("log-out").addEventListener("click", async () => {
+  if (config.sandbox) await post("/demo/expire-token"); // so the next call needs a new token at once
+  await post("/accounts/logout/");
+  await showMatches(); // the mint route now answers 401: AuthEndpointError
+});
+
+// --- Start ---------------------------------------------------------------------------------------
+
+await showMatches();
+client.subscribe({}, showEvent).catch(showError);

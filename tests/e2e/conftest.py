@@ -1,0 +1,68 @@
+"""A real Chromium (Debian's, driven by Playwright) against the project served on a real socket."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from sportsproxy.sandbox.keys import issue_key
+from sportsproxy.sandbox.models import Account
+from tests.asgi_server import serve_asgi
+
+PASSWORD = "demo-pass-123"
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-dev-shm-usage"]
+
+
+def chromium_path() -> str | None:
+    configured = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium"
+    return configured if Path(configured).exists() else None
+
+
+@pytest.fixture(autouse=True)
+def _orm_beside_playwright(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Sync Playwright keeps an event loop in the test's thread; the ORM calls made here are
+    # still synchronous (Playwright's recommendation for Django).
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+@pytest.fixture(scope="module")  # Playwright's loop must be gone before other modules use the ORM
+def browser() -> Iterator[Browser]:
+    path = chromium_path()
+    if path is None:
+        message = "Chromium not found: install Debian's chromium package or set CHROMIUM_PATH."
+        if os.environ.get("CI"):
+            pytest.fail(message)  # CI installs it (.ci/run): never skip the browser tests there
+        pytest.skip(message)
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=path, args=CHROMIUM_FLAGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def site(settings: Any, transactional_db: None) -> Iterator[str]:
+    """The project on a real socket with the shortest token life, on the real clock."""
+    settings.SPORTS_TOKEN_TTL = 60
+    settings.SPORTS_TOKEN_RATE = "100/m"
+    settings.SPORTS_API_KEY = issue_key(Account.objects.create(name="e2e", tier="growth"), "test")[1]
+    settings.SPORTS_SANDBOX_EVENT_INTERVAL = 1
+    User.objects.create_user("demo", password=PASSWORD)
+    from config.asgi import application
+
+    with serve_asgi(application) as address:
+        yield f"http://{address}"
+
+
+def log_in(page: Page, site: str) -> None:
+    page.goto(f"{site}/")
+    page.fill("#id_username", "demo")
+    page.fill("#id_password", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{site}/")
