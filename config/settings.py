@@ -45,6 +45,7 @@ if not SECRET_KEY:
     SECRET_KEY = get_random_secret_key()
 
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 
 INSTALLED_APPS = [
     "daphne",  # first: its runserver serves HTTP and WebSocket (ASGI)
@@ -141,10 +142,33 @@ if not DEBUG:
     }
 
 
+# --- HTTPS and cookies ----------------------------------------------------------------------
+
+# SECURITY WARNING: with DEBUG off these default to HTTPS-only; docs/deploy.md explains each.
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_SECURE = env.bool("DJANGO_SECURE_COOKIES", default=not DEBUG)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=not DEBUG)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # load balancers probe over plain HTTP
+SECURE_HSTS_SECONDS = env.int("DJANGO_SECURE_HSTS_SECONDS", default=0 if DEBUG else 31536000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", default=not DEBUG)
+SECURE_HSTS_PRELOAD = env.bool("DJANGO_SECURE_HSTS_PRELOAD", default=not DEBUG)
+# Behind a proxy that terminates TLS and sets X-Forwarded-Proto (docs/deploy.md).
+if env.bool("DJANGO_BEHIND_TLS_PROXY", default=False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+
 # --- The sports-data service -------------------------------------------------------
 
 # SECURITY WARNING: the API key stays on the server. `demo_setup` writes one into `.env`.
 SPORTS_API_KEY = env.str("SPORTS_API_KEY", default="")
+# During a rotation: the key being replaced, tried once when SPORTS_API_KEY is refused.
+SPORTS_API_KEY_PREVIOUS = env.str("SPORTS_API_KEY_PREVIOUS", default="")
 
 # Unset: the embedded sandbox answers in-process. Set: the address of the real service
 # (or of a sandbox served by another process).
@@ -157,6 +181,8 @@ SPORTS_TIMEOUT = env.str("SPORTS_TIMEOUT", default="5")  # seconds; `manage.py c
 
 # Mount the sandbox service (/sdk/v1/rpc) in this process.
 SPORTS_SANDBOX = env.bool("SPORTS_SANDBOX", default=not SPORTS_BASE_URL)
+# Run the sandbox's match-event simulation in this process (one process is enough with Redis).
+SPORTS_SANDBOX_EVENTS = env.bool("SPORTS_SANDBOX_EVENTS", default=True)
 
 # SECURITY WARNING: the sandbox signs its JWTs with this (32+ random bytes, never
 # SECRET_KEY). Without one, a development run gets a random key per process.
@@ -193,7 +219,16 @@ SPORTS_TRUSTED_PROXY_COUNT = env.int("SPORTS_TRUSTED_PROXY_COUNT", default=0)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {
+        "json": {"()": "config.logging.JsonFormatter"},
+        "text": {"format": "{asctime} {levelname} {name}: {message}", "style": "{"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": env.str("DJANGO_LOG_FORMAT", default="text" if DEBUG else "json"),
+        }
+    },
     "root": {"handlers": ["console"], "level": env.str("DJANGO_LOG_LEVEL", default="INFO")},
     # One INFO line per upstream request is noise; SDK failures are logged by the mint route.
     "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},

@@ -20,7 +20,7 @@ from mintroute import conf
 from mintroute.errors import RouteError
 from sportsproxy.errors import SportsAPIError, SportsError, SportsTimeout, SportsUnavailable, UnauthorizedError
 from sportsproxy.responses import TokenResponse
-from sportsproxy.shared import get_client
+from sportsproxy.shared import get_client, get_previous_client
 
 logger = logging.getLogger(__name__)
 
@@ -59,9 +59,22 @@ def _reusable_token(stored: Any) -> dict[str, str] | None:
 
 @sensitive_variables()
 def mint_upstream(ttl: int) -> TokenResponse:
-    """`tokens.create` with the server's key; SDK errors become the route's 502/503/504 answers."""
+    """`tokens.create` with the server's key; SDK errors become the route's 502/503/504 answers.
+
+    During a key rotation, a refusal of SPORTS_API_KEY is retried once with SPORTS_API_KEY_PREVIOUS.
+    """
     try:
-        return get_client().tokens.create(ttl=ttl)
+        try:
+            return get_client().tokens.create(ttl=ttl)
+        except UnauthorizedError:
+            previous = get_previous_client()
+            if previous is None:
+                raise
+            logger.warning(
+                "Key rotation: SPORTS_API_KEY was refused, minted with SPORTS_API_KEY_PREVIOUS instead. "
+                "Check that the new key is active before revoking the old one."
+            )
+            return previous.tokens.create(ttl=ttl)
     except ImproperlyConfigured as error:
         logger.error("Cannot mint: %s", error)
         raise RouteError(status.HTTP_502_BAD_GATEWAY, "upstream_unauthorized", str(error)) from None

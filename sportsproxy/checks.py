@@ -36,6 +36,9 @@ def check_sports_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckM
     elif API_KEY_PATTERN.match(key) is None:
         # The message never quotes the value: it is a secret even when malformed.
         messages.append(Error("SPORTS_API_KEY is malformed.", hint=FORMAT_HINT, id="sportsproxy.E002"))
+    previous = conf.previous_api_key()
+    if previous and API_KEY_PATTERN.match(previous) is None:
+        messages.append(Error("SPORTS_API_KEY_PREVIOUS is malformed.", hint=FORMAT_HINT, id="sportsproxy.E005"))
     try:
         conf.timeout()
     except ImproperlyConfigured as error:

@@ -185,8 +185,15 @@ class SportsClient(_RpcProtocol):
         """A client on the same connection pool that calls with a JWT instead of the key."""
         if not _JWT_SHAPE.match(token):
             raise ValueError("with_token() takes a JWT (three dot-separated base64url parts).")
+        return self._twin(token)
+
+    def with_api_key(self, api_key: str) -> SportsClient:
+        """A client on the same connection pool that calls with another API key (key rotation)."""
+        return self._twin(_resolve_api_key(api_key))
+
+    def _twin(self, credential: str) -> SportsClient:
         twin = copy.copy(self)
-        twin._credential = token
+        twin._credential = credential
         twin.tokens, twin.matches = Tokens(twin), Matches(twin)
         return twin
 

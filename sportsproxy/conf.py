@@ -14,6 +14,11 @@ def api_key() -> str:
     return str(getattr(settings, "SPORTS_API_KEY", ""))
 
 
+def previous_api_key() -> str:
+    """SPORTS_API_KEY_PREVIOUS: during a rotation, the key being replaced."""
+    return str(getattr(settings, "SPORTS_API_KEY_PREVIOUS", ""))
+
+
 def base_url() -> str:
     """The upstream address; empty means the embedded sandbox, reached in-process."""
     return str(getattr(settings, "SPORTS_BASE_URL", "")).rstrip("/")

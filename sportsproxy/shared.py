@@ -44,6 +44,17 @@ def build_client() -> SportsClient:
         raise ImproperlyConfigured(f"SPORTS_API_KEY is not usable: {error}") from None
 
 
+def get_previous_client() -> SportsClient | None:
+    """The shared client calling with SPORTS_API_KEY_PREVIOUS (same pool), or None outside a rotation."""
+    previous = conf.previous_api_key()
+    if not previous:
+        return None
+    try:
+        return get_client().with_api_key(previous)
+    except ValueError as error:
+        raise ImproperlyConfigured(f"SPORTS_API_KEY_PREVIOUS is not usable: {error}") from None
+
+
 @receiver(setting_changed)
 def _forget_client_on_settings_change(*, setting: str, **kwargs: Any) -> None:
     global _client

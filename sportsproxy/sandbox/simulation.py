@@ -18,6 +18,7 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
+from django.conf import settings
 from django.core.cache import cache
 
 from sportsproxy.sandbox import clock, conf
@@ -126,6 +127,8 @@ def socket_opened() -> None:
     """Count a socket in; start the simulation in this event loop if it is not running."""
     global _sockets, _task
     _sockets += 1
+    if not getattr(settings, "SPORTS_SANDBOX_EVENTS", True):
+        return  # another process publishes the events (SPORTS_SANDBOX_EVENTS=0 here)
     if _task is None or _task.done() or _task.get_loop() is not asyncio.get_running_loop():
         _task = asyncio.get_running_loop().create_task(run())
 

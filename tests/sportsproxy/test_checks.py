@@ -61,3 +61,9 @@ def test_manage_py_check_fails_on_errors(settings: Any) -> None:
     settings.SPORTS_API_KEY = "sk_live_bad"
     with pytest.raises(SystemCheckError, match=r"sportsproxy\.E002"):
         call_command("check", stdout=io.StringIO(), stderr=io.StringIO())
+
+
+def test_a_malformed_previous_key_is_an_error(settings: Any, api_key: str) -> None:
+    settings.SPORTS_API_KEY = api_key
+    settings.SPORTS_API_KEY_PREVIOUS = "sk_live_short"
+    assert ids(settings) == ["sportsproxy.E005"]

@@ -1,0 +1,139 @@
+"""Two server processes of this project sharing one PostgreSQL database and one Redis.
+
+Everything is real: `manage.py migrate` on a fresh PostgreSQL database, two uvicorn
+processes on their own ports, Redis for the cache and the channel layer. `Cluster` cleans
+up after itself (processes, database, Redis keys).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import psycopg
+import redis
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+POSTGRES = "postgres://postgres@127.0.0.1:5432"
+REDIS_URL = "redis://127.0.0.1:6379/11"  # a database of its own, flushed before and after
+PASSWORD = "cluster-pass-123"
+
+
+def free_port() -> int:
+    with socket.create_server(("127.0.0.1", 0)) as probe:
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def engines_available() -> str | None:
+    """None when PostgreSQL and Redis answer, else what is missing."""
+    try:
+        with psycopg.connect(f"{POSTGRES}/test", connect_timeout=3):
+            pass
+    except psycopg.Error as error:
+        return f"PostgreSQL at 127.0.0.1:5432 is not reachable ({error})"
+    try:
+        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=3).ping()
+    except redis.RedisError as error:
+        return f"Redis at 127.0.0.1:6379 is not reachable ({error})"
+    return None
+
+
+class Cluster:
+    def __init__(self) -> None:
+        self.database = f"sports_cluster_{secrets.token_hex(4)}"
+        self.environment = {
+            **os.environ,
+            "DJANGO_ENV_FILE": "",
+            "DJANGO_DEBUG": "1",
+            "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
+            "SPORTS_SANDBOX_SIGNING_KEY": secrets.token_urlsafe(48),
+            "DATABASE_URL": f"{POSTGRES}/{self.database}",
+            "REDIS_URL": REDIS_URL,
+            "SPORTS_BASE_URL": "",
+            "SPORTS_SANDBOX": "1",
+            "SPORTS_TOKEN_RATE": "5/h",  # an hour-long window: the test never straddles two
+            "DJANGO_LOG_LEVEL": "WARNING",
+        }
+        self.processes: list[subprocess.Popen[bytes]] = []
+        self.urls: list[str] = []
+
+    def start(self, *, events_in: tuple[bool, ...] = (True, False)) -> None:
+        redis.Redis.from_url(REDIS_URL).flushdb()
+        with psycopg.connect(f"{POSTGRES}/test", autocommit=True) as admin:
+            admin.execute(f'CREATE DATABASE "{self.database}"')
+        self.manage("migrate", "--no-input")
+        self.site_key = self.new_key("cluster-site", "growth")
+        self.manage(
+            "shell",
+            "-c",
+            f"from django.contrib.auth.models import User; User.objects.create_user('demo', password='{PASSWORD}')",
+        )
+        for events in events_in:
+            self._start_server(events)
+
+    def _start_server(self, events: bool) -> None:
+        port = free_port()
+        environment = {
+            **self.environment,
+            "SPORTS_API_KEY": self.site_key,
+            "SPORTS_SANDBOX_EVENTS": "1" if events else "0",
+        }
+        command = [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "config.asgi:application",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ]
+        command += ["--lifespan", "off", "--ws", "websockets-sansio", "--log-level", "warning"]
+        process = subprocess.Popen(command, cwd=PROJECT_ROOT, env=environment)  # noqa: S603 - fixed command
+        self.processes.append(process)
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                    self.urls.append(url)
+                    return
+            except httpx.TransportError:
+                time.sleep(0.2)
+        raise RuntimeError(f"The server on port {port} did not start within 30 s")
+
+    def manage(self, *arguments: str) -> str:
+        completed = subprocess.run(  # noqa: S603 - fixed interpreter and script
+            [sys.executable, "manage.py", *arguments],
+            cwd=PROJECT_ROOT,
+            env=self.environment,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        if completed.returncode != 0:
+            raise RuntimeError(f"manage.py {arguments[0]} failed:\n{completed.stderr}")
+        return completed.stdout
+
+    def new_key(self, account: str, tier: str) -> str:
+        return self.manage("sandbox_key", "create", "--account", account, "--tier", tier).splitlines()[-1]
+
+    def stop(self) -> None:
+        for process in self.processes:
+            process.terminate()
+        for process in self.processes:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        with psycopg.connect(f"{POSTGRES}/test", autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)')
+        redis.Redis.from_url(REDIS_URL).flushdb()

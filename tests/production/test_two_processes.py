@@ -1,0 +1,85 @@
+"""Two server processes sharing PostgreSQL and Redis behave as one site."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from datetime import UTC, datetime
+
+import httpx
+from websockets.asyncio.client import connect
+
+from tests.production.cluster import PASSWORD, Cluster
+from tests.support import envelope
+
+
+def logged_in(url: str) -> httpx.Client:
+    browser = httpx.Client(base_url=url, timeout=10)
+    page = browser.get("/accounts/login/")
+    form_token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
+    assert form_token is not None
+    answer = browser.post(
+        "/accounts/login/", data={"username": "demo", "password": PASSWORD, "csrfmiddlewaretoken": form_token.group(1)}
+    )
+    assert answer.status_code == 302
+    return browser
+
+
+def mint(browser: httpx.Client, url: str) -> httpx.Response:
+    return browser.post(
+        f"{url}/api/sports-token",
+        json={"reason": "unauthorized"},  # always a fresh mint: no reuse hides a call
+        headers={"X-CSRFToken": browser.cookies["csrftoken"]},
+    )
+
+
+def test_sessions_and_the_mint_route_limit_are_shared_by_both_processes(cluster: Cluster) -> None:
+    first, second = cluster.urls
+    browser = logged_in(first)
+    try:
+        assert browser.get(f"{second}/").status_code == 200  # the session made on the first is known to the second
+        statuses = [mint(browser, cluster.urls[turn % 2]).status_code for turn in range(10)]
+    finally:
+        browser.close()
+    # SPORTS_TOKEN_RATE is 5/h per user and per IP: one limit for both processes, not one each.
+    assert statuses == [200] * 5 + [429] * 5
+
+
+def test_the_sandbox_account_quota_is_one_quota_across_both_processes(cluster: Cluster) -> None:
+    key = cluster.new_key("cluster-quota", "free")  # 60 requests per minute
+    if datetime.now(UTC).second > 45:  # the quota counts clock minutes: start in a fresh one
+        time.sleep(61 - datetime.now(UTC).second)
+    answers = [
+        httpx.post(
+            f"{cluster.urls[turn % 2]}/sdk/v1/rpc",
+            json=envelope("auth"),
+            headers={"Authorization": f"Bearer {key}"},
+            timeout=10,
+        ).json()
+        for turn in range(70)
+    ]
+    assert sum("result" in answer for answer in answers) == 60
+    assert [answer["error"]["code"] for answer in answers if "error" in answer] == ["rate_limited"] * 10
+
+
+def test_an_event_published_by_one_process_reaches_a_subscriber_of_the_other(cluster: Cluster) -> None:
+    publisher, subscriber = (url.replace("http://", "ws://") + "/sdk/v1/ws" for url in cluster.urls)
+    key = cluster.new_key("cluster-ws", "starter")
+
+    async def scenario() -> dict[str, object]:
+        auth = json.dumps(envelope("auth", {"apiKey": key}))
+        async with connect(publisher) as keeps_simulation_running, connect(subscriber) as listener:
+            await keeps_simulation_running.send(auth)
+            await keeps_simulation_running.recv()
+            await listener.send(auth)
+            await listener.recv()
+            await listener.send(json.dumps(envelope("matches.subscribe", {})))
+            await listener.recv()
+            event: dict[str, object] = json.loads(await asyncio.wait_for(listener.recv(), 15))
+            return event
+
+    # Only the first process runs the simulation (SPORTS_SANDBOX_EVENTS=0 on the second).
+    event = asyncio.run(scenario())
+    assert event["method"] == "matches.event"
