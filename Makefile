@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1:8000
 
-.PHONY: demo test lint format pytest jstest install install-dev clean
+.PHONY: demo test lint format pytest jstest bench install install-dev clean
 
 demo: install
 	$(PY) manage.py migrate --no-input
@@ -21,6 +21,11 @@ lint: install-dev
 
 pytest: install-dev
 	$(VENV)/bin/pytest
+
+# Benchmarks (not part of `make test`): starts its own servers on 127.0.0.1 and prints one table.
+# Uses the Redis on 127.0.0.1:6379 for the two-process fan-out row when it is running.
+bench: install-dev
+	$(PY) -m tests.bench.run_bench
 
 # The browser client's unit tests: Node's own runner, nothing from npm.
 jstest:

@@ -10,7 +10,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST, require_safe
 
 from config.csp import content_security_policy
-from mintroute.minting import SESSION_KEY
+from mintroute.minting import remembered_token
 
 DEMO_SPORTS = ("football", "basketball", "tennis", "ice-hockey", "baseball", "esports")
 
@@ -40,11 +40,11 @@ def demo(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def expire_token(request: HttpRequest) -> JsonResponse:
-    """Sandbox only: end this session's token early, so the browser's next call is unauthorized."""
+    """Sandbox only: end this browser's token early, so its next call is unauthorized."""
     if not settings.SPORTS_SANDBOX:
         raise Http404("Tokens can only be ended early in the embedded sandbox.")
     from sportsproxy.sandbox.tokens import expire_early
 
-    stored = request.session.get(SESSION_KEY) or {}
-    expired = expire_early(stored["token"]) if "token" in stored else False
+    stored = remembered_token(request)
+    expired = expire_early(stored["token"]) if stored else False
     return JsonResponse({"expired": expired})

@@ -6,13 +6,16 @@ service goes through the shared SDK client.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponseBase
 from django.views.decorators.debug import sensitive_variables
 from rest_framework import status
 
@@ -24,37 +27,68 @@ from sportsproxy.shared import get_client, get_previous_client
 
 logger = logging.getLogger(__name__)
 
-SESSION_KEY = "mintroute.token"
+# The last minted token is remembered in a signed, HttpOnly cookie bound to the user, not in
+# the session: reusing it then costs no database write and no cache operation.
+TOKEN_COOKIE = "sports_token"  # noqa: S105 - a cookie name, not a secret
+TOKEN_COOKIE_SALT = "mintroute.token"  # noqa: S105 - a namespace for the signature
 
 now: Callable[[], datetime] = lambda: datetime.now(UTC)  # noqa: E731 - replaced by tests to move time
 
 
-def mint_for(request: HttpRequest, reason: str | None) -> dict[str, str]:
-    """The session's last token while more than half its life is left, else a newly minted one.
+@dataclass(frozen=True)
+class Minting:
+    body: dict[str, str]  # the answer: {"token", "expiresAt"}
+    minted_ttl: int | None  # set when the token is new and should be remembered
+
+
+def mint_for(request: HttpRequest, reason: str | None) -> Minting:
+    """The browser's last token while more than half its life is left, else a newly minted one.
 
     `reason: "unauthorized"` (the browser's token was refused) always mints afresh.
     """
     if reason != "unauthorized":
-        reusable = _reusable_token(request.session.get(SESSION_KEY))
-        if reusable is not None:
-            return reusable
+        stored = remembered_token(request)
+        if stored is not None and _more_than_half_left(stored):
+            return Minting({"token": stored["token"], "expiresAt": stored["expiresAt"]}, None)
     ttl = conf.token_ttl()
-    token_response = mint_upstream(ttl)
-    body = token_response.as_json()
-    request.session[SESSION_KEY] = {**body, "ttl": ttl}
-    return body
+    return Minting(mint_upstream(ttl).as_json(), ttl)
 
 
-def _reusable_token(stored: Any) -> dict[str, str] | None:
+def remember_token(response: HttpResponseBase, request: HttpRequest, minting: Minting) -> None:
+    """Store a newly minted token for reuse by this browser's next calls (any tab)."""
+    if minting.minted_ttl is None:
+        return
+    record = {**minting.body, "ttl": minting.minted_ttl, "user": request.user.pk}
+    response.set_signed_cookie(
+        TOKEN_COOKIE,
+        json.dumps(record),
+        salt=TOKEN_COOKIE_SALT,
+        max_age=minting.minted_ttl,
+        secure=settings.SESSION_COOKIE_SECURE,
+        httponly=True,
+        samesite="Strict",
+    )
+
+
+def remembered_token(request: HttpRequest) -> dict[str, Any] | None:
+    """The token this browser was last given, if the cookie is intact and belongs to this user."""
+    raw = request.get_signed_cookie(TOKEN_COOKIE, default=None, salt=TOKEN_COOKIE_SALT)
+    try:
+        stored = json.loads(raw) if raw else None
+    except ValueError:
+        return None
+    if not isinstance(stored, dict) or stored.get("user") != request.user.pk:
+        return None
+    return stored
+
+
+def _more_than_half_left(stored: dict[str, Any]) -> bool:
     try:
         expires_at = datetime.fromisoformat(stored["expiresAt"])
         half_life = timedelta(seconds=stored["ttl"] / 2)
-        token = stored["token"]
     except (TypeError, KeyError, ValueError):
-        return None
-    if expires_at - now() <= half_life:
-        return None
-    return {"token": token, "expiresAt": stored["expiresAt"]}
+        return False
+    return expires_at - now() > half_life
 
 
 @sensitive_variables()

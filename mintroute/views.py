@@ -17,7 +17,7 @@ from mintroute import conf
 from mintroute.authentication import SessionAuthentication401
 from mintroute.body import TokenRequestParser, reason_of
 from mintroute.errors import RouteError, route_exception_handler
-from mintroute.minting import mint_for
+from mintroute.minting import mint_for, remember_token
 from mintroute.ratelimits import enforce_rate_limit
 
 logger = logging.getLogger(__name__)
@@ -61,7 +61,10 @@ class SportsTokenView(APIView):
         django_request: HttpRequest = request._request
         enforce_rate_limit(django_request)  # before anything reaches upstream
         reason = reason_of(request.data)
-        return Response(mint_for(django_request, reason))
+        minting = mint_for(django_request, reason)
+        response = Response(minting.body)
+        remember_token(response, django_request, minting)
+        return response
 
     def finalize_response(self, request: Request, response: Response, *args: Any, **kwargs: Any) -> Response:
         response = super().finalize_response(request, response, *args, **kwargs)

@@ -86,7 +86,7 @@ class SandboxConsumer(AsyncWebsocketConsumer):
                 elif self.session.credential_expired():
                     await self.send(text_data=json.dumps(AUTH_EXPIRED))
                     await self._close(CLOSE_UNAUTHORIZED)
-                else:
+                elif self.session.heartbeat_due():  # once per heartbeat period, not per tick
                     await database_sync_to_async(self.session.heartbeat)()
         except asyncio.CancelledError:
             raise

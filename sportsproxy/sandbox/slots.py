@@ -64,6 +64,10 @@ class Slots:
         if self.amount == 0:
             self._buckets.clear()
 
+    def needs_refresh(self) -> bool:
+        """Whether a heartbeat would change anything (a new bucket began): cheap, no cache access."""
+        return bool(self.amount) and _bucket() not in self._buckets
+
     def refresh(self) -> None:
         """Heartbeat: count this holder into the current bucket; forget buckets that expired."""
         bucket = _bucket()

@@ -134,6 +134,11 @@ class SocketSession:
     def credential_expired(self) -> bool:
         return self.caller is not None and self.caller.expires_at is not None and clock.now() >= self.caller.expires_at
 
+    def heartbeat_due(self) -> bool:
+        return any(
+            slots is not None and slots.needs_refresh() for slots in (self._connection, self._subscription_slots)
+        )
+
     def heartbeat(self) -> None:
         for slots in (self._connection, self._subscription_slots):
             if slots is not None:

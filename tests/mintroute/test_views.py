@@ -263,3 +263,22 @@ def test_an_unreachable_rate_limit_store_fails_closed_with_503(browser: Client, 
     }
     body = assert_refusal(post_token(browser), 503, "rate_limit_unavailable")
     assert "cache" in body["message"]
+
+
+def test_the_reusable_token_is_kept_in_a_signed_httponly_cookie(browser: Client) -> None:
+    response = post_token(browser)
+    cookie = response.cookies["sports_token"]
+    assert cookie["httponly"]
+    assert cookie["samesite"] == "Strict"
+    assert cookie["max-age"] == 600
+    assert "sessionid" not in response.cookies  # minting writes nothing to the session
+
+
+def test_a_tampered_or_foreign_token_cookie_is_not_reused(browser: Client, site_key: str) -> None:
+    first = post_token(browser).json()["token"]
+    browser.cookies["sports_token"] = browser.cookies["sports_token"].value.replace("a", "b", 1) + "x"
+    assert post_token(browser).json()["token"] != first
+    alice_cookie = browser.cookies["sports_token"].value
+    mallory = logged_in_browser("mallory")
+    mallory.cookies["sports_token"] = alice_cookie  # signed, but for another user
+    assert post_token(mallory).json()["token"] not in {first, post_token(browser).json()["token"]}

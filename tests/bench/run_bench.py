@@ -1,0 +1,529 @@
+"""`make bench`: how close the mint path and the sandbox get to their floor.
+
+Starts its own servers on 127.0.0.1 (uvicorn, one process each: the sandbox as upstream,
+the site in front of it), measures every row side by side in one run, interleaving the
+things it compares, and prints one table. Every loop is bounded in count and in time.
+docs/benchmarks.md explains the rows and records a run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import secrets
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[2]
+TICKS = os.sysconf("SC_CLK_TCK")
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
+SECONDS = float(os.environ.get("BENCH_SECONDS", "3"))
+SAMPLES = int(os.environ.get("BENCH_SAMPLES", "300"))
+SUBSCRIBERS = int(os.environ.get("BENCH_SUBSCRIBERS", "1000"))
+CSRF = "b" * 32
+
+
+def free_port() -> int:
+    with socket.create_server(("127.0.0.1", 0)) as probe:
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+class Server:
+    def __init__(self, environment: dict[str, str]) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        command = [sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1"]
+        command += [
+            "--port",
+            str(self.port),
+            "--lifespan",
+            "off",
+            "--ws",
+            "websockets-sansio",
+            "--log-level",
+            "warning",
+        ]
+        self.process = subprocess.Popen(command, cwd=ROOT, env=environment)  # noqa: S603 - fixed command
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
+                    return
+            except httpx.TransportError:
+                time.sleep(0.2)
+        raise RuntimeError("a benchmark server did not start within 30 s")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+@contextmanager
+def cpu_use(*pids: int) -> Iterator[dict[str, float]]:
+    """Percent of one core used by each process (and by this loader) while the block runs."""
+    use: dict[str, float] = {}
+    started = time.monotonic()
+    before = {pid: cpu_seconds(pid) for pid in (os.getpid(), *pids)}
+    yield use
+    elapsed = time.monotonic() - started
+    for pid, seconds in before.items():
+        use[str(pid)] = 100 * (cpu_seconds(pid) - seconds) / elapsed
+
+
+def median_ms(samples: list[float]) -> float:
+    return statistics.median(samples) * 1000
+
+
+def timed(call: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    call()
+    return time.perf_counter() - started
+
+
+async def throughput(url: str, make_request: Callable[[httpx.AsyncClient], Any], concurrency: int = 8) -> float:
+    """Completed 2xx requests per second over SECONDS, `concurrency` at a time."""
+    deadline = time.monotonic() + SECONDS
+    done = 0
+
+    async def worker(client: httpx.AsyncClient) -> None:
+        nonlocal done
+        while time.monotonic() < deadline:
+            response = await make_request(client)
+            if response.status_code < 300:
+                done += 1
+
+    async with httpx.AsyncClient(base_url=url, timeout=10) as client:
+        started = time.monotonic()
+        await asyncio.gather(*(worker(client) for _ in range(concurrency)))
+        return done / (time.monotonic() - started)
+
+
+class Bench:
+    def __init__(self) -> None:
+        self.workdir = Path(tempfile.mkdtemp(prefix="sports-bench-"))
+        self.environment = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "tests.bench.settings",
+            "DJANGO_ENV_FILE": "",
+            "DJANGO_DEBUG": "0",  # production code paths: no query log, no static-file rescans
+            "DJANGO_SECURE_SSL_REDIRECT": "0",  # plain HTTP on loopback
+            "DJANGO_SECURE_COOKIES": "0",
+            "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
+            "DJANGO_LOG_LEVEL": "ERROR",
+            "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
+            "SPORTS_SANDBOX_SIGNING_KEY": secrets.token_urlsafe(48),
+            "DATABASE_URL": f"sqlite:///{self.workdir / 'bench.sqlite3'}",
+            "REDIS_URL": "",
+        }
+        self.rows: list[tuple[str, str, str, bool | None]] = []
+
+    # --- setup --------------------------------------------------------------------------------
+
+    def manage(self, *arguments: str, **extra: str) -> str:
+        completed = subprocess.run(  # noqa: S603 - fixed interpreter and script
+            [sys.executable, "manage.py", *arguments],
+            cwd=ROOT,
+            env={**self.environment, **extra},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+        return completed.stdout
+
+    def start(self) -> None:
+        self.manage("migrate", "--no-input")
+        self.key = self.manage("sandbox_key", "create", "--account", "bench", "--tier", "business").splitlines()[-1]
+        self.upstream = Server({**self.environment, "SPORTS_SANDBOX": "1", "SPORTS_BASE_URL": ""})
+        site_environment = {**self.environment, "SPORTS_BASE_URL": self.upstream.url, "SPORTS_SANDBOX": "0"}
+        self.site = Server({**site_environment, "SPORTS_API_KEY": self.key})
+        os.environ.update({**site_environment, "SPORTS_API_KEY": self.key})
+        import django
+
+        django.setup()
+        from django.contrib.auth.models import User
+        from django.test import Client
+
+        browser = Client()
+        browser.force_login(User.objects.create_user("bench"))
+        self.cookies = {"sessionid": browser.cookies["sessionid"].value, "csrftoken": CSRF}
+
+    def stop(self) -> None:
+        self.site.stop()
+        self.upstream.stop()
+
+    def post_site(self, client: httpx.Client | httpx.AsyncClient, path: str) -> Any:
+        return client.post(
+            path,
+            content=b'{"reason": "unauthorized"}',
+            headers={"X-CSRFToken": CSRF, "Content-Type": "application/json"},
+        )
+
+    def envelope(self, method: str, params: dict[str, Any]) -> bytes:
+        return json.dumps({"jsonrpc": "2.0", "id": uuid.uuid4().hex, "method": method, "params": params}).encode()
+
+    def row(self, measure: str, value: str, target: str, met: bool | None) -> None:
+        self.rows.append((measure, value, target, met))
+
+    # --- rows -----------------------------------------------------------------------------------
+
+    def sdk_versus_raw_httpx(self) -> None:
+        from sportsproxy import SportsClient
+
+        headers = {"Authorization": f"Bearer {self.key}", "Content-Type": "application/json"}
+        sdk_samples: list[float] = []
+        raw_samples: list[float] = []
+        with SportsClient(self.key, base_url=self.upstream.url) as sdk, httpx.Client(base_url=self.upstream.url) as raw:
+            for number in range(SAMPLES):
+                pair = [
+                    (sdk_samples, lambda: sdk.tokens.create(ttl=600)),
+                    (
+                        raw_samples,
+                        lambda: raw.post(
+                            "/sdk/v1/rpc", content=self.envelope("tokens.create", {"ttl": 600}), headers=headers
+                        ).json(),
+                    ),
+                ]
+                for samples, call in pair if number % 2 else reversed(pair):
+                    samples.append(timed(call))
+        ratio = median_ms(sdk_samples) / median_ms(raw_samples)
+        self.row(
+            "SportsClient.tokens.create vs raw httpx POST, p50",
+            f"{median_ms(sdk_samples):.2f} / {median_ms(raw_samples):.2f} ms = {ratio:.3f}",
+            "<= 1.10",
+            ratio <= 1.10,
+        )
+
+    def mint_latency(self) -> None:
+        samples: dict[str, list[float]] = {"mint": [], "upstream": [], "session": []}
+        headers = {"Authorization": f"Bearer {self.key}", "Content-Type": "application/json"}
+        with (
+            httpx.Client(base_url=self.site.url, cookies=self.cookies) as site,
+            httpx.Client(base_url=self.upstream.url) as up,
+        ):
+            calls = {
+                "mint": lambda: self.post_site(site, "/api/sports-token").raise_for_status(),
+                "upstream": lambda: up.post(
+                    "/sdk/v1/rpc", content=self.envelope("tokens.create", {"ttl": 600}), headers=headers
+                ),
+                "session": lambda: self.post_site(site, "/bench/session-only").raise_for_status(),
+            }
+            for number in range(SAMPLES):
+                order = list(calls) if number % 2 else list(reversed(calls))
+                for name in order:
+                    samples[name].append(timed(calls[name]))
+        floor = median_ms(samples["upstream"]) + median_ms(samples["session"])
+        ratio = median_ms(samples["mint"]) / floor
+        self.row(
+            "mint route p50 vs upstream tokens.create p50 + bare session view p50",
+            f"{median_ms(samples['mint']):.2f} / ({median_ms(samples['upstream']):.2f}"
+            f" + {median_ms(samples['session']):.2f}) ms = {ratio:.3f}",
+            "<= 1.15",
+            ratio <= 1.15,
+        )
+
+    def mint_throughput(self) -> None:
+        results: dict[str, list[float]] = {"/api/sports-token": [], "/bench/raw-mint": []}
+        cpu: dict[str, list[float]] = {"loader": [], "site": [], "upstream": []}
+
+        async def measure(path: str) -> float:
+            async with httpx.AsyncClient(cookies=self.cookies) as _:
+                pass
+            return await throughput(self.site.url, lambda client: self._async_post(client, path))
+
+        for number in range(ROUNDS * 2):
+            path = list(results)[number % 2]
+            with cpu_use(self.site.process.pid, self.upstream.process.pid) as use:
+                results[path].append(asyncio.run(measure(path)))
+            cpu["loader"].append(use[str(os.getpid())])
+            cpu["site"].append(use[str(self.site.process.pid)])
+            cpu["upstream"].append(use[str(self.upstream.process.pid)])
+        mint, bare = (statistics.median(values) for values in results.values())
+        ratio = mint / bare
+        self.row(
+            "mint route throughput vs bare session view + raw upstream POST",
+            f"{mint:.0f} / {bare:.0f} req/s = {ratio:.3f}",
+            ">= 0.80",
+            ratio >= 0.80,
+        )
+        self.cpu = {name: statistics.median(values) for name, values in cpu.items()}
+
+    async def _async_post(self, client: httpx.AsyncClient, path: str) -> httpx.Response:
+        return await client.post(
+            path,
+            content=b'{"reason": "unauthorized"}',
+            headers={"X-CSRFToken": CSRF, "Content-Type": "application/json"},
+            cookies=self.cookies,
+        )
+
+    def queries_and_cache_operations(self) -> None:
+        from django.core.cache import caches
+        from django.db import connection
+        from django.test import Client
+        from django.test.utils import CaptureQueriesContext
+
+        counted = caches["default"]
+        operations: list[str] = []
+        for name in ("get", "set", "add", "incr", "decr", "delete", "get_many", "set_many", "touch", "has_key"):
+            original = getattr(counted, name)
+            setattr(
+                counted,
+                name,
+                (lambda method, op: lambda *a, **k: (operations.append(op), method(*a, **k))[1])(original, name),
+            )
+        browser = Client(HTTP_HOST="127.0.0.1")
+        browser.cookies.load(self.cookies)
+        results = {}
+        for label, body in (("fresh", '{"reason": "unauthorized"}'), ("reused", "")):
+            operations.clear()
+            with CaptureQueriesContext(connection) as queries:
+                response = browser.post("/api/sports-token", body, "application/json", HTTP_X_CSRFTOKEN=CSRF)
+            assert response.status_code == 200, response.status_code
+            results[label] = (len(queries), len(operations))
+            if os.environ.get("BENCH_VERBOSE"):
+                print(label, [query["sql"][:60] for query in queries.captured_queries], operations, file=sys.stderr)
+        fresh, reused = results["fresh"], results["reused"]
+        met = all(queries <= 2 and cache_ops <= 4 for queries, cache_ops in results.values())
+        self.row(
+            "database queries / cache operations per mint request (fresh, reused)",
+            f"{fresh[0]} / {fresh[1]}, {reused[0]} / {reused[1]}",
+            "<= 2 / <= 4",
+            met,
+        )
+
+    def upstream_calls_and_connections(self) -> None:
+        from django.test import Client
+
+        from sportsproxy.shared import get_client
+
+        client = get_client()
+        transport = client._http._transport
+        sent: list[str] = []
+        original = transport.handle_request
+
+        def counting(request: httpx.Request) -> httpx.Response:
+            sent.append(request.url.path)
+            return original(request)
+
+        transport.handle_request = counting  # type: ignore[method-assign]
+        browser = Client(HTTP_HOST="127.0.0.1")
+        browser.cookies.load(self.cookies)
+        mint = lambda body: browser.post("/api/sports-token", body, "application/json", HTTP_X_CSRFTOKEN=CSRF)  # noqa: E731
+        mint('{"reason": "unauthorized"}')  # warm-up: the pool opens its connection
+        connections_before = {id(connection) for connection in transport._pool.connections}
+        sent.clear()
+        fresh_mints = 20
+        for _ in range(fresh_mints):
+            mint('{"reason": "unauthorized"}')
+        fresh_calls = len(sent) / fresh_mints
+        sent.clear()
+        for _ in range(fresh_mints):
+            mint("")
+        reused_calls = len(sent) / fresh_mints
+        new_connections = len({id(connection) for connection in transport._pool.connections} - connections_before)
+        self.row(
+            "upstream calls per mint (fresh / reused); new TCP connections after warm-up",
+            f"{fresh_calls:g} / {reused_calls:g}; {new_connections}",
+            "1 / 0 and 0",
+            fresh_calls == 1 and reused_calls == 0 and new_connections == 0,
+        )
+
+    def sandbox_listing(self) -> None:
+        from django.db import connection
+        from django.test.utils import CaptureQueriesContext
+
+        from sportsproxy import SportsClient
+        from sportsproxy.sandbox.dispatch import handle_http
+
+        with SportsClient(self.key, base_url=self.upstream.url) as sdk:
+            token = sdk.tokens.create(ttl=3600).token
+        body = self.envelope("matches.list", {"limit": 20})
+        with CaptureQueriesContext(connection) as queries:
+            answer = handle_http(body, authorization=f"Bearer {token}", origin=None)
+        assert "result" in answer, answer.get("error")
+
+        results: dict[str, list[float]] = {"list": [], "healthz": []}
+        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+
+        def listing(client: httpx.AsyncClient) -> Any:
+            return client.post("/sdk/v1/rpc", content=body, headers=headers)
+
+        for number in range(ROUNDS * 2):
+            name = list(results)[number % 2]
+            request = listing if name == "list" else (lambda client: client.get("/healthz"))
+            results[name].append(asyncio.run(throughput(self.upstream.url, request)))
+        listed, health = (statistics.median(values) for values in results.values())
+        ratio = listed / health
+        self.row(
+            "sandbox matches.list with a JWT: DB queries; throughput vs /healthz",
+            f"{len(queries)}; {listed:.0f} / {health:.0f} req/s = {ratio:.3f}",
+            "0, >= 0.5",
+            len(queries) == 0 and ratio >= 0.5,
+        )
+
+    def websocket_fan_out(self) -> None:
+        single = self._fan_out(self.upstream.url, self.upstream.url)
+        self.row(
+            f"WebSocket fan-out, {SUBSCRIBERS} subscribers, one process (in-memory layer): p50 / p99",
+            single,
+            "measured",
+            None,
+        )
+        redis_url = "redis://127.0.0.1:6379/13"
+        try:
+            import redis
+
+            redis.Redis.from_url(redis_url).flushdb()
+        except Exception as error:
+            self.row("WebSocket fan-out across two processes (Redis layer)", f"not run: {error}", "measured", None)
+            return
+        shared = {**self.environment, "REDIS_URL": redis_url, "SPORTS_SANDBOX": "1", "SPORTS_BASE_URL": ""}
+        publisher = Server({**shared, "SPORTS_SANDBOX_EVENTS": "1"})
+        receiver = Server({**shared, "SPORTS_SANDBOX_EVENTS": "0"})
+        try:
+            across = self._fan_out(publisher.url, receiver.url)
+        finally:
+            publisher.stop()
+            receiver.stop()
+            redis.Redis.from_url(redis_url).flushdb()
+        self.row(
+            f"WebSocket fan-out, {SUBSCRIBERS} subscribers on process B, events from process A (Redis): p50 / p99",
+            across,
+            "measured",
+            None,
+        )
+
+    def _fan_out(self, publisher_url: str, receiver_url: str) -> str:
+        from websockets.asyncio.client import connect
+
+        latencies: list[float] = []
+        auth = json.dumps({"jsonrpc": "2.0", "id": "a", "method": "auth", "params": {"apiKey": self.key}})
+        subscribe = json.dumps(
+            {"jsonrpc": "2.0", "id": "s", "method": "matches.subscribe", "params": {"sports": ["football"]}}
+        )
+
+        async def subscriber(url: str, ready: asyncio.Event, deadline: float) -> None:
+            async with connect(url, open_timeout=30, max_queue=None) as socket:
+                await socket.send(auth)
+                await socket.recv()
+                await socket.send(subscribe)
+                await socket.recv()
+                await ready.wait()
+                while (left := deadline - time.monotonic()) > 0:
+                    try:
+                        frame = json.loads(await asyncio.wait_for(socket.recv(), left))
+                    except TimeoutError:
+                        return
+                    if frame.get("method") == "matches.event":
+                        published = datetime.fromisoformat(frame["params"]["match"]["updatedAt"]).timestamp()
+                        latencies.append(time.time() - published)
+
+        async def scenario() -> None:
+            ready = asyncio.Event()
+            ws = lambda url: url.replace("http://", "ws://") + "/sdk/v1/ws"  # noqa: E731
+            async with connect(ws(publisher_url)) as keeps_events_running:
+                await keeps_events_running.send(auth)
+                await keeps_events_running.recv()
+                deadline = time.monotonic() + 60
+                tasks = []
+                for start in range(0, SUBSCRIBERS, 100):  # open them in batches
+                    batch = [
+                        asyncio.create_task(subscriber(ws(receiver_url), ready, deadline))
+                        for _ in range(start, min(start + 100, SUBSCRIBERS))
+                    ]
+                    tasks += batch
+                    await asyncio.sleep(0.2)
+                await asyncio.sleep(2)
+                ready.set()  # measure from here for 8 s
+                deadline_after = time.monotonic() + 8
+                await asyncio.sleep(max(0, deadline_after - time.monotonic()))
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+
+        asyncio.run(scenario())
+        if not latencies:
+            return "no events received"
+        ordered = sorted(latencies)
+        p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+        return f"{statistics.median(ordered) * 1000:.1f} / {p99 * 1000:.1f} ms over {len(ordered)} deliveries"
+
+    def browser_client(self) -> None:
+        completed = subprocess.run(  # noqa: S603 - fixed script
+            ["node", str(ROOT / "tests/bench/browser_client.mjs")],  # noqa: S607 - node from PATH, as make test
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        result = json.loads(completed.stdout)
+        self.row(
+            "browser client: mints for 100 concurrent calls on an expired token; per refresh across 5 tabs",
+            f"{result['concurrentCallMints']}; {result['fiveTabMintsPerRefresh']:g}",
+            "1 and 1",
+            result["concurrentCallMints"] == 1 and result["fiveTabMintsPerRefresh"] == 1,
+        )
+
+    # --- report ---------------------------------------------------------------------------------
+
+    def report(self) -> str:
+        widths = [
+            max(len(str(row[column])) for row in [("measure", "value", "target", ""), *self.rows])
+            for column in range(3)
+        ]
+        lines = [f"{'measure':<{widths[0]}}  {'value':<{widths[1]}}  {'target':<{widths[2]}}  met"]
+        lines.append("-" * len(lines[0]))
+        for measure, value, target, met in self.rows:
+            verdict = "-" if met is None else ("yes" if met else "NO")
+            lines.append(f"{measure:<{widths[0]}}  {value:<{widths[1]}}  {target:<{widths[2]}}  {verdict}")
+        cpu = getattr(self, "cpu", None)
+        if cpu:
+            lines.append(
+                f"CPU during the throughput rows (% of one core): loader {cpu['loader']:.0f}, "
+                f"site {cpu['site']:.0f}, upstream {cpu['upstream']:.0f}; {os.cpu_count()} cores"
+            )
+        return "\n".join(lines)
+
+
+def main() -> None:
+    bench = Bench()
+    bench.start()
+    try:
+        for measure in (
+            bench.sdk_versus_raw_httpx,
+            bench.mint_latency,
+            bench.mint_throughput,
+            bench.queries_and_cache_operations,
+            bench.upstream_calls_and_connections,
+            bench.sandbox_listing,
+            bench.websocket_fan_out,
+            bench.browser_client,
+        ):
+            print(f"... {measure.__name__}", file=sys.stderr, flush=True)
+            measure()
+    finally:
+        bench.stop()
+    print(bench.report())
+
+
+if __name__ == "__main__":
+    main()
