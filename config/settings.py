@@ -214,6 +214,10 @@ SPORTS_TOKEN_PERMISSION = env.str("SPORTS_TOKEN_PERMISSION", default="mintroute.
 SPORTS_TRUSTED_PROXY_COUNT = env.int("SPORTS_TRUSTED_PROXY_COUNT", default=0)
 
 
+# Error reports hide API keys and tokens, in request headers and in local variables too.
+DEFAULT_EXCEPTION_REPORTER_FILTER = "config.error_reports.SecretsHidingReporterFilter"
+
+
 # --- Logging -----------------------------------------------------------------------
 
 LOGGING = {
