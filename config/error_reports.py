@@ -9,6 +9,7 @@ key, a JWT, or the configured SPORTS_API_KEY values.
 from __future__ import annotations
 
 import re
+from collections.abc import ItemsView
 from typing import Any
 
 from django.conf import settings
@@ -26,9 +27,9 @@ class SecretsHidingReporterFilter(SafeExceptionReporterFilter):
                 meta[name] = self.cleansed_substitute
         return meta
 
-    def get_traceback_frame_variables(self, request: HttpRequest | None, tb_frame: Any) -> list[tuple[str, Any]]:
-        variables: list[tuple[str, Any]] = super().get_traceback_frame_variables(request, tb_frame)
-        return [(name, self._hide_secrets(value)) for name, value in variables]
+    def get_traceback_frame_variables(self, request: HttpRequest | None, tb_frame: Any) -> ItemsView[str, Any]:
+        variables = super().get_traceback_frame_variables(request, tb_frame)
+        return {name: self._hide_secrets(value) for name, value in variables}.items()
 
     def _hide_secrets(self, value: Any) -> Any:
         if value == self.cleansed_substitute:
