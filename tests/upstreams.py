@@ -7,11 +7,13 @@ real silent socket or real garbage bytes; these can.
 from __future__ import annotations
 
 import socket
+import struct
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 Reply = Callable[[bytes], bytes | None]  # request body -> raw HTTP response bytes, or None to stay silent
+RESET = b"<reset>"  # a reply that sends half an answer, then resets the connection
 
 
 def http_response(body: bytes, *, status: str = "200 OK", content_type: str = "application/json") -> bytes:
@@ -54,6 +56,10 @@ def fake_upstream(reply: Reply) -> Iterator[str]:
             if answer is None:
                 stop.wait(30)  # hold the connection open without a word
                 return
+            if answer == RESET:
+                connection.sendall(http_response(b'{"jsonrpc": "2.0", "id": "x", "res' + b" " * 100)[:-60])
+                connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                return  # closing with linger 0 sends RST
             connection.sendall(answer)
 
     def accept_loop() -> None:
@@ -80,3 +86,10 @@ def closed_port_url() -> str:
     with socket.create_server(("127.0.0.1", 0)) as probe:
         port = probe.getsockname()[1]
     return f"http://127.0.0.1:{port}"
+
+
+def truncated_response(body: bytes) -> bytes:
+    """Headers that promise more body than is sent before the connection closes."""
+    promised = len(body) + 50
+    head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {promised}\r\n\r\n"
+    return head.encode() + body

@@ -83,3 +83,35 @@ def test_an_event_published_by_one_process_reaches_a_subscriber_of_the_other(clu
     # Only the first process runs the simulation (SPORTS_SANDBOX_EVENTS=0 on the second).
     event = asyncio.run(scenario())
     assert event["method"] == "matches.event"
+
+
+def test_the_database_going_away_is_internal_error_and_the_service_recovers(cluster: Cluster) -> None:
+    import psycopg
+
+    from tests.production.cluster import POSTGRES
+
+    key = cluster.new_key("cluster-db", "starter")
+    url = f"{cluster.urls[0]}/sdk/v1/rpc"
+
+    def call(credential: str, method: str = "auth") -> dict[str, object]:
+        answer: dict[str, object] = httpx.post(
+            url, json=envelope(method, {}), headers={"Authorization": f"Bearer {credential}"}, timeout=10
+        ).json()
+        return answer
+
+    token = httpx.post(
+        url, json=envelope("tokens.create", {"ttl": 600}), headers={"Authorization": f"Bearer {key}"}, timeout=10
+    ).json()["result"]["token"]
+    with psycopg.connect(f"{POSTGRES}/test", autocommit=True) as admin:
+        admin.execute(f'ALTER DATABASE "{cluster.database}" ALLOW_CONNECTIONS false')
+        admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", [cluster.database])
+        try:
+            refused = call(key)
+            assert refused["error"] == {
+                "code": "internal_error",
+                "message": "The service hit an unexpected error; it has been logged.",
+            }
+            assert "result" in call(token, "matches.list")  # a token needs no database
+        finally:
+            admin.execute(f'ALTER DATABASE "{cluster.database}" ALLOW_CONNECTIONS true')
+    assert "result" in call(key)

@@ -138,6 +138,10 @@ def forged_tokens(token: str) -> dict[str, str]:
         "wrong iss": sign({**claims, "iss": "someone-else"}),
         "kid header": sign(claims, kid="../../etc/passwd"),
         "jku header": sign(claims, jku="https://attacker.example/keys.json"),
+        "x5u header": sign(claims, x5u="https://attacker.example/cert.pem"),
+        "alg RS256": f"{b64({'alg': 'RS256', 'typ': 'JWT'})}.{payload}.{signature}",
+        "alg ES256": f"{b64({'alg': 'ES256', 'typ': 'JWT'})}.{payload}.{signature}",
+        "expired": sign({**claims, "iat": claims["iat"] - 3600, "exp": claims["exp"] - 3600}),
         "string exp": sign({**claims, "exp": str(claims["exp"])}),
         "unknown tier": sign({**claims, "tier": "platinum"}),
     }
@@ -146,7 +150,8 @@ def forged_tokens(token: str) -> dict[str, str]:
 FORGERIES = [
     "alg none", "alg noNE", "alg HS512", "re-signed with another secret", "payload edited, not re-signed",
     "signature stripped", "truncated", "two segments", "non-base64", "junk", "missing exp", "wrong aud",
-    "wrong iss", "kid header", "jku header", "string exp", "unknown tier",
+    "wrong iss", "kid header", "jku header", "x5u header", "alg RS256", "alg ES256", "expired", "string exp",
+    "unknown tier",
 ]  # fmt: skip
 
 

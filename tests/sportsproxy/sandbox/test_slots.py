@@ -1,0 +1,40 @@
+"""Connection and subscription counts stay exact, and a dead holder's slots expire."""
+
+from __future__ import annotations
+
+from sportsproxy.sandbox import conf
+from sportsproxy.sandbox.clock import ManualClock
+from sportsproxy.sandbox.slots import Slots, held
+
+
+def test_a_thousand_acquire_release_cycles_leave_no_slot(clock: ManualClock) -> None:
+    for cycle in range(1000):
+        holder = Slots("connections", "acct_x")
+        assert holder.acquire(limit=5)
+        if cycle % 100 == 0:
+            clock.advance(conf.slot_heartbeat() / 3)  # cycles straddle bucket boundaries too
+            holder.refresh()
+        holder.release()
+    assert held("connections", "acct_x") == 0
+
+
+def test_the_limit_is_exact_across_holders(clock: ManualClock) -> None:
+    holders = [Slots("connections", "acct_y") for _ in range(3)]
+    assert [holder.acquire(limit=2) for holder in holders] == [True, True, False]
+    assert held("connections", "acct_y") == 2
+    holders[0].release()
+    assert holders[2].acquire(limit=2)
+    assert held("connections", "acct_y") == 2
+
+
+def test_a_killed_workers_slots_are_forgotten_within_two_heartbeats(clock: ManualClock) -> None:
+    survivor, killed = Slots("subscriptions", "acct_z"), Slots("subscriptions", "acct_z")
+    assert survivor.acquire(limit=10, amount=3)
+    assert killed.acquire(limit=10, amount=4)
+    assert held("subscriptions", "acct_z") == 7
+    for _ in range(3):  # only the survivor keeps its heartbeat
+        clock.advance(conf.slot_heartbeat())
+        survivor.refresh()
+    assert held("subscriptions", "acct_z") == 3
+    survivor.release(3)
+    assert held("subscriptions", "acct_z") == 0
