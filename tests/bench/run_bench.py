@@ -33,6 +33,9 @@ ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 SECONDS = float(os.environ.get("BENCH_SECONDS", "3"))
 SAMPLES = int(os.environ.get("BENCH_SAMPLES", "300"))
 SUBSCRIBERS = int(os.environ.get("BENCH_SUBSCRIBERS", "1000"))
+SOAK_SECONDS = float(os.environ.get("BENCH_SOAK_SECONDS", "60"))
+SOAK_CLIENTS = 50
+SOAK_MINT_RATE = 300  # per minute, per user and per client IP
 CSRF = "b" * 32
 
 
@@ -40,6 +43,13 @@ def free_port() -> int:
     with socket.create_server(("127.0.0.1", 0)) as probe:
         port: int = probe.getsockname()[1]
         return port
+
+
+def resident_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no VmRSS for {pid}")
 
 
 def cpu_seconds(pid: int) -> float:
@@ -487,6 +497,98 @@ class Bench:
             result["concurrentCallMints"] == 1 and result["fiveTabMintsPerRefresh"] == 1,
         )
 
+    def soak(self) -> None:
+        """SOAK_SECONDS of 50 concurrent clients: half on the mint route, half on the RPC endpoint."""
+        site = Server({**self.environment, "SPORTS_BASE_URL": self.upstream.url, "SPORTS_SANDBOX": "0",
+                       "SPORTS_API_KEY": self.key, "BENCH_TOKEN_RATE": f"{SOAK_MINT_RATE}/m"})  # fmt: skip
+        rpc_key = self.manage("sandbox_key", "create", "--account", "soak", "--tier", "free").splitlines()[-1]
+        rpm = 60  # the free tier's requests per minute
+        try:
+            self._soak(site, rpc_key, rpm)
+        finally:
+            site.stop()
+
+    def _soak(self, site: Server, rpc_key: str, rpm: int) -> None:
+        statuses: dict[str, list[int]] = {"mint": [], "rpc": []}
+        rpc_answers: list[str] = []
+        body = self.envelope("matches.list", {"limit": 5})
+
+        async def warm_up() -> None:
+            async with httpx.AsyncClient(base_url=site.url, cookies=self.cookies) as client:
+                await self._async_post(client, "/api/sports-token")
+
+        asyncio.run(warm_up())
+        memory_before = {
+            name: resident_kib(server.process.pid) for name, server in (("site", site), ("upstream", self.upstream))
+        }
+        # The sandbox counts clock minutes: start just after one begins so the soak spans whole windows.
+        time.sleep((60 - datetime.now().second) % 60 + 0.5)
+
+        async def run() -> None:
+            deadline = time.monotonic() + SOAK_SECONDS
+
+            async def minter(client: httpx.AsyncClient) -> None:
+                while time.monotonic() < deadline:
+                    statuses["mint"].append((await self._async_post(client, "/api/sports-token")).status_code)
+
+            async def caller(client: httpx.AsyncClient) -> None:
+                while time.monotonic() < deadline:
+                    response = await client.post(
+                        "/sdk/v1/rpc",
+                        content=body,
+                        headers={"Authorization": f"Bearer {rpc_key}", "Content-Type": "application/json"},
+                    )
+                    statuses["rpc"].append(response.status_code)
+                    answer = response.json()
+                    rpc_answers.append("result" if "result" in answer else answer["error"]["code"])
+
+            async with (
+                httpx.AsyncClient(base_url=site.url, timeout=30) as to_site,
+                httpx.AsyncClient(base_url=self.upstream.url, timeout=30) as to_upstream,
+            ):
+                half = SOAK_CLIENTS // 2
+                await asyncio.gather(
+                    *[minter(to_site) for _ in range(half)], *[caller(to_upstream) for _ in range(half)]
+                )
+
+        asyncio.run(run())
+        memory_after = {
+            name: resident_kib(server.process.pid) for name, server in (("site", site), ("upstream", self.upstream))
+        }
+        server_errors = sum(status >= 500 for values in statuses.values() for status in values)
+        windows = max(1, round(SOAK_SECONDS / 60))
+        rpc_results = rpc_answers.count("result")
+        refused_otherwise = [answer for answer in rpc_answers if answer not in ("result", "rate_limited")]
+        mint_ok = statuses["mint"].count(200)
+        growth = {
+            name: 100 * (memory_after[name] - memory_before[name]) / memory_before[name] for name in memory_before
+        }
+        self.row(
+            f"soak {SOAK_SECONDS:g} s, {SOAK_CLIENTS} clients: 5xx answers",
+            f"{server_errors} of {sum(map(len, statuses.values()))}",
+            "0",
+            server_errors == 0,
+        )
+        self.row(
+            f"soak: RPC results at the free tier ({rpm}/min, {windows} clock minute(s)); other errors",
+            f"{rpc_results} of {len(rpc_answers)}; {len(refused_otherwise)}",
+            f"{rpm * windows}; 0",
+            rpc_results == rpm * windows and not refused_otherwise,
+        )
+        self.row(
+            f"soak: mint-route 200s at {SOAK_MINT_RATE}/min per user and per IP (windows offset per key)",
+            f"{mint_ok} of {len(statuses['mint'])}, the rest 429: {statuses['mint'].count(429)}",
+            f"<= {SOAK_MINT_RATE * (windows + 1)}",
+            mint_ok <= SOAK_MINT_RATE * (windows + 1)
+            and mint_ok + statuses["mint"].count(429) == len(statuses["mint"]),
+        )
+        self.row(
+            "soak: resident memory growth (site, upstream)",
+            f"{growth['site']:.1f} %, {growth['upstream']:.1f} %",
+            "< 10 %",
+            all(value < 10 for value in growth.values()),
+        )
+
     # --- report ---------------------------------------------------------------------------------
 
     def report(self) -> str:
@@ -521,6 +623,7 @@ def main() -> None:
             bench.sandbox_listing,
             bench.websocket_fan_out,
             bench.browser_client,
+            bench.soak,
         ):
             print(f"... {measure.__name__}", file=sys.stderr, flush=True)
             measure()
