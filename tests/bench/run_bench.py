@@ -555,10 +555,12 @@ class Bench:
                     baseline(), *[minter(to_site) for _ in range(half)], *[caller(to_upstream) for _ in range(half)]
                 )
 
+        started = time.time()
         asyncio.run(run())
+        ended = time.time()
         memory_after = {name: resident_kib(server.process.pid) for name, server in servers}
         server_errors = sum(status >= 500 for values in statuses.values() for status in values)
-        windows = max(1, round(SOAK_SECONDS / 60))
+        windows = int(ended // 60) - int(started // 60) + 1  # clock minutes the soak touched
         rpc_results = rpc_answers.count("result")
         refused_otherwise = [answer for answer in rpc_answers if answer not in ("result", "rate_limited")]
         mint_ok = statuses["mint"].count(200)
