@@ -183,6 +183,8 @@ SPORTS_TIMEOUT = env.str("SPORTS_TIMEOUT", default="5")  # seconds; `manage.py c
 SPORTS_SANDBOX = env.bool("SPORTS_SANDBOX", default=not SPORTS_BASE_URL)
 # Run the sandbox's match-event simulation in this process (one process is enough with Redis).
 SPORTS_SANDBOX_EVENTS = env.bool("SPORTS_SANDBOX_EVENTS", default=True)
+# Seconds per heartbeat of the sandbox's socket counters: a dead worker's slots go after two.
+SPORTS_SANDBOX_SLOT_HEARTBEAT = env.float("SPORTS_SANDBOX_SLOT_HEARTBEAT", default=10.0)
 
 # SECURITY WARNING: the sandbox signs its JWTs with this (32+ random bytes, never
 # SECRET_KEY). Without one, a development run gets a random key per process.

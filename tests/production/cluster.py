@@ -59,6 +59,7 @@ class Cluster:
             "SPORTS_BASE_URL": "",
             "SPORTS_SANDBOX": "1",
             "SPORTS_TOKEN_RATE": "5/h",  # an hour-long window: the test never straddles two
+            "SPORTS_SANDBOX_SLOT_HEARTBEAT": "1",  # a killed worker's sockets are forgotten in 2 s
             "DJANGO_LOG_LEVEL": "WARNING",
         }
         self.processes: list[subprocess.Popen[bytes]] = []

@@ -115,3 +115,36 @@ def test_the_database_going_away_is_internal_error_and_the_service_recovers(clus
         finally:
             admin.execute(f'ALTER DATABASE "{cluster.database}" ALLOW_CONNECTIONS true')
     assert "result" in call(key)
+
+
+def test_a_killed_workers_sockets_free_their_slots(cluster: Cluster) -> None:
+    key = cluster.new_key("cluster-killed", "free")  # 2 connections
+    url = cluster.urls[1].replace("http://", "ws://") + "/sdk/v1/ws"
+    worker = cluster.processes[1]
+
+    async def hold_two_sockets_then_get_killed() -> None:
+        auth = json.dumps(envelope("auth", {"apiKey": key}))
+        first, second = await connect(url), await connect(url)
+        for socket in (first, second):
+            await socket.send(auth)
+            assert "result" in json.loads(await socket.recv())
+        worker.kill()  # no clean close: the slots are only forgotten by their heartbeat running out
+        worker.wait(timeout=10)
+
+    asyncio.run(hold_two_sockets_then_get_killed())
+    cluster.processes.remove(worker)
+    cluster.urls.remove(cluster.urls[1])
+
+    async def connect_twice(target: str) -> list[dict[str, object]]:
+        answers = []
+        async with connect(target) as one, connect(target) as two:
+            for socket in (one, two):
+                await socket.send(json.dumps(envelope("auth", {"apiKey": key})))
+                answers.append(json.loads(await socket.recv()))
+        return answers
+
+    survivor = cluster.urls[0].replace("http://", "ws://") + "/sdk/v1/ws"
+    refused = asyncio.run(connect_twice(survivor))
+    assert [answer.get("error", {}).get("code") for answer in refused] == ["rate_limited", "rate_limited"]
+    time.sleep(2.5)  # two heartbeats of 1 s (SPORTS_SANDBOX_SLOT_HEARTBEAT in the cluster)
+    assert all("result" in answer for answer in asyncio.run(connect_twice(survivor)))

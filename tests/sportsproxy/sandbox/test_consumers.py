@@ -307,3 +307,13 @@ async def test_a_non_ascii_frame_is_capped_in_bytes_not_characters(sockets: list
     frame = json.dumps(envelope("matches.list", {"cursor": "é" * 40_000}), ensure_ascii=False)
     assert len(frame) < 64 * 1024 < len(frame.encode())
     assert (await socket.send_raw(frame))["error"]["code"] == "invalid_request"
+
+
+async def test_a_thousand_connect_disconnect_cycles_leave_no_connection_slot(key: str, settings: Any) -> None:
+    settings.SPORTS_SANDBOX_RATE_CLASSES = {"free": {"requests_per_minute": 10**6}}
+    for _ in range(1000):
+        socket = await Socket().open()
+        assert (await socket.call("auth", {"apiKey": key}))["result"]["ok"] is True
+        await socket.close()
+    account_id = await sync_to_async(lambda: ApiKey.objects.get(secret_hash=hash_secret(key)).account.public_id)()
+    assert await sync_to_async(held)("connections", account_id) == 0
