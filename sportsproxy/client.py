@@ -87,6 +87,26 @@ class _RpcProtocol:
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self.base_url!r})"
 
+    def with_token(self, token: str) -> Self:
+        """A client on the same connection pool that calls with a JWT instead of the key."""
+        if not _JWT_SHAPE.match(token):
+            raise ValueError("with_token() takes a JWT (three dot-separated base64url parts).")
+        return self._twin(token)
+
+    def with_api_key(self, api_key: str) -> Self:
+        """A client on the same connection pool that calls with another API key (key rotation)."""
+        return self._twin(_resolve_api_key(api_key))
+
+    def _twin(self, credential: str) -> Self:
+        twin = copy.copy(self)
+        twin._credential = credential
+        twin._attach_resources()
+        return twin
+
+    def _attach_resources(self) -> None:
+        """Give the client its namespaces (`tokens`, `matches`), bound to it."""
+        raise NotImplementedError
+
     def _request(self, method: str, params: dict[str, Any]) -> tuple[str, dict[str, str], bytes]:
         request_id = uuid.uuid4().hex
         body = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}).encode()
@@ -178,24 +198,11 @@ class SportsClient(_RpcProtocol):
         super().__init__(_resolve_api_key(api_key), _resolve_base_url(base_url), max_retries)
         self.sleep: Callable[[float], None] = time.sleep
         self._http = httpx.Client(base_url=self.base_url, timeout=timeout, transport=transport)
+        self._attach_resources()
+
+    def _attach_resources(self) -> None:
         self.tokens = Tokens(self)
         self.matches = Matches(self)
-
-    def with_token(self, token: str) -> SportsClient:
-        """A client on the same connection pool that calls with a JWT instead of the key."""
-        if not _JWT_SHAPE.match(token):
-            raise ValueError("with_token() takes a JWT (three dot-separated base64url parts).")
-        return self._twin(token)
-
-    def with_api_key(self, api_key: str) -> SportsClient:
-        """A client on the same connection pool that calls with another API key (key rotation)."""
-        return self._twin(_resolve_api_key(api_key))
-
-    def _twin(self, credential: str) -> SportsClient:
-        twin = copy.copy(self)
-        twin._credential = credential
-        twin.tokens, twin.matches = Tokens(twin), Matches(twin)
-        return twin
 
     def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         """Call any method; returns its `result` object or raises a SportsError."""
@@ -265,17 +272,11 @@ class AsyncSportsClient(_RpcProtocol):
         self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
         self.timeout = timeout
         self._http = httpx.AsyncClient(base_url=self.base_url, timeout=timeout, transport=transport)
+        self._attach_resources()
+
+    def _attach_resources(self) -> None:
         self.tokens = AsyncTokens(self)
         self.matches = AsyncMatches(self)
-
-    def with_token(self, token: str) -> AsyncSportsClient:
-        """A client on the same connection pool that calls with a JWT instead of the key."""
-        if not _JWT_SHAPE.match(token):
-            raise ValueError("with_token() takes a JWT (three dot-separated base64url parts).")
-        twin = copy.copy(self)
-        twin._credential = token
-        twin.tokens, twin.matches = AsyncTokens(twin), AsyncMatches(twin)
-        return twin
 
     async def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         """Call any method; returns its `result` object or raises a SportsError."""
