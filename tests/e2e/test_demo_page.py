@@ -31,6 +31,8 @@ def test_the_whole_flow_in_one_tab(browser: Browser, site: str) -> None:
     page = browser.new_page()
     failed_calls: list[str] = []
     page.on("response", lambda response: failed_calls.append(response.url) if response.status >= 400 else None)
+    console_errors: list[str] = []
+    page.on("console", lambda message: console_errors.append(message.text) if message.type == "error" else None)
     csp_violations: list[str] = []
     page.on(
         "console",
@@ -64,6 +66,7 @@ def test_the_whole_flow_in_one_tab(browser: Browser, site: str) -> None:
     expect(page.locator("#client-error")).to_be_hidden()
     assert [url for url in failed_calls if "/sdk/v1/rpc" in url or "/api/sports-token" in url] == []
     assert csp_violations == []
+    assert console_errors == []  # not even a favicon 404
 
     page.click("#log-out")
     expect(page.locator("#client-error")).to_contain_text("HTTP 401")
