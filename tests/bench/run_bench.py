@@ -260,8 +260,6 @@ class Bench:
         cpu: dict[str, list[float]] = {"loader": [], "site": [], "upstream": []}
 
         async def measure(path: str) -> float:
-            async with httpx.AsyncClient(cookies=self.cookies) as _:
-                pass
             return await throughput(self.site.url, lambda client: self._async_post(client, path))
 
         for number in range(ROUNDS * 2):
