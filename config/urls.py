@@ -7,17 +7,15 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import URLPattern, URLResolver, include, path
 
-from config.views import demo, expire_token, healthz
+from config.views import healthz
 
 urlpatterns: list[URLPattern | URLResolver] = [
-    path("", demo, name="demo"),
-    path("demo/expire-token", expire_token, name="expire-token"),
     path("healthz", healthz, name="healthz"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("", include("mintroute.urls")),
-    path("", include("sportsproxy.urls")),
+    path("", include("config.demo.urls")),
 ]
 
 if settings.SPORTS_SANDBOX:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.checks import CheckMessage, Error, register
+from django.core.exceptions import ImproperlyConfigured
 from django_ratelimit.core import rate_re
 
 from mintroute import conf
@@ -14,13 +15,11 @@ from mintroute import conf
 def check_mint_route_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     messages: list[CheckMessage] = []
     try:
-        ttl_ok = conf.TTL_MIN <= conf.token_ttl() <= conf.TTL_MAX
-    except (TypeError, ValueError):
-        ttl_ok = False
-    if not ttl_ok:
+        conf.token_ttl()
+    except ImproperlyConfigured as error:
         messages.append(
             Error(
-                f"SPORTS_TOKEN_TTL must be an integer from {conf.TTL_MIN} to {conf.TTL_MAX} seconds.",
+                str(error),
                 hint="600 (ten minutes) is a balanced default; the browser refreshes before expiry.",
                 id="mintroute.E001",
             )

@@ -21,9 +21,10 @@ from rest_framework import status
 
 from mintroute import conf
 from mintroute.errors import RouteError
+from sportsproxy.django.checks import SettingsError
+from sportsproxy.django.shared import get_client, get_previous_client
 from sportsproxy.errors import SportsAPIError, SportsError, SportsTimeout, SportsUnavailable, UnauthorizedError
 from sportsproxy.responses import TokenResponse
-from sportsproxy.shared import get_client, get_previous_client
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +51,10 @@ def mint_for(request: HttpRequest, reason: str | None) -> Minting:
         stored = remembered_token(request)
         if stored is not None and _more_than_half_left(stored):
             return Minting({"token": stored["token"], "expiresAt": stored["expiresAt"]}, None)
-    ttl = conf.token_ttl()
+    try:
+        ttl = conf.token_ttl()
+    except ImproperlyConfigured as error:
+        raise _misconfigured(error) from None
     return Minting(mint_upstream(ttl).as_json(), ttl)
 
 
@@ -110,10 +114,18 @@ def mint_upstream(ttl: int) -> TokenResponse:
             )
             return previous.tokens.create(ttl=ttl)
     except ImproperlyConfigured as error:
-        logger.error("Cannot mint: %s", error)
-        raise RouteError(status.HTTP_502_BAD_GATEWAY, "upstream_unauthorized", str(error)) from None
+        raise _misconfigured(error) from None
     except SportsError as error:
         raise _upstream_failure(error) from None
+
+
+def _misconfigured(error: ImproperlyConfigured) -> RouteError:
+    """A site whose settings cannot mint: a clear 502 (never a 500), logged; `manage.py check` says the same."""
+    logger.error("Cannot mint: %s", error)
+    key_problem = isinstance(error, SettingsError) and error.problem.setting.startswith("SPORTS_API_KEY")
+    return RouteError(
+        status.HTTP_502_BAD_GATEWAY, "upstream_unauthorized" if key_problem else "upstream_error", str(error)
+    )
 
 
 def _upstream_failure(error: SportsError) -> RouteError:

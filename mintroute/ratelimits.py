@@ -30,13 +30,17 @@ def _ip_key(group: str, request: HttpRequest) -> str:
 SCOPES = {"user": _user_key, "client IP": _ip_key}
 
 
-def enforce_rate_limit(request: HttpRequest) -> None:
-    """Count this request for its user and its IP; 429 if either is over SPORTS_TOKEN_RATE."""
+def enforce_rate_limit(request: HttpRequest, *, group: str = "mintroute", counted: str = "token requests") -> None:
+    """Count this request for its user and its IP; 429 if either is over SPORTS_TOKEN_RATE.
+
+    Any view that spends the API key's quota on a user's behalf should call it with a `group`
+    of its own (the demo's server-rendered panel does); `counted` names what the 429 counts.
+    """
     rate = conf.token_rate()
     waits: dict[str, int] = {}
     for scope, key in SCOPES.items():
         try:
-            usage = get_usage(request, group=f"mintroute:{scope}", key=key, rate=rate, increment=True)
+            usage = get_usage(request, group=f"{group}:{scope}", key=key, rate=rate, increment=True)
         except Exception:
             logger.exception("Rate-limit store unreachable; refusing to mint without a limit")
             raise _store_unavailable() from None
@@ -53,7 +57,7 @@ def enforce_rate_limit(request: HttpRequest) -> None:
         raise RouteError(
             status.HTTP_429_TOO_MANY_REQUESTS,
             "rate_limited",
-            f"Too many token requests for this {scope} (limit {rate}). Retry in {wait} s.",
+            f"Too many {counted} for this {scope} (limit {rate}). Retry in {wait} s.",
             {"Retry-After": str(wait)},
         )
 
@@ -62,6 +66,6 @@ def _store_unavailable() -> RouteError:
     return RouteError(
         status.HTTP_503_SERVICE_UNAVAILABLE,
         "rate_limit_unavailable",
-        "The rate-limit store (the Django cache) is unreachable, so no token is minted. Retry shortly.",
+        "The rate-limit store (the Django cache) is unreachable, so nothing is sent upstream. Retry shortly.",
         {"Retry-After": "5"},
     )

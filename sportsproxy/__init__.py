@@ -1,9 +1,17 @@
 """The sports-data service from the integrator's side.
 
-The SDK (`client.py`, `errors.py`, `responses.py`) is framework-free; `conf.py`,
-`shared.py`, `transport.py` and `checks.py` are its Django glue; `sandbox/` is the
-embedded stand-in for the service.
+    sportsproxy/            the SDK core: client, errors, responses, the service's facts; no Django
+    sportsproxy/realtime    the SDK's WebSocket, imported only when a socket is opened (extra `realtime`)
+    sportsproxy/django/     the Django glue: settings, the shared client, system checks
+    sportsproxy/sandbox/    the embedded stand-in for the service, a Django app (extra `sandbox`)
+
+Importing this package loads the SDK core only.
 """
+
+from __future__ import annotations
+
+import importlib
+import typing
 
 from sportsproxy.client import AsyncSportsClient, SportsClient
 from sportsproxy.errors import (
@@ -21,8 +29,10 @@ from sportsproxy.errors import (
     SportsUnavailable,
     UnauthorizedError,
 )
-from sportsproxy.realtime import SportsSocket
 from sportsproxy.responses import Match, MatchPage, TokenResponse
+
+if typing.TYPE_CHECKING:
+    from sportsproxy.realtime import SportsSocket
 
 __all__ = [
     "AsyncSportsClient",
@@ -45,3 +55,15 @@ __all__ = [
     "TokenResponse",
     "UnauthorizedError",
 ]
+
+_LAZY = {"SportsSocket": "sportsproxy.realtime"}  # needs websockets: loaded on first use only
+
+
+def __getattr__(name: str) -> typing.Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'sportsproxy' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

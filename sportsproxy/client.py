@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from types import TracebackType
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import httpx
 
@@ -33,16 +33,16 @@ from sportsproxy.errors import (
     SportsUnavailable,
     api_error,
 )
-from sportsproxy.realtime import SportsSocket, open_socket, websocket_url
 from sportsproxy.responses import MatchPage, TokenResponse
+from sportsproxy.service import API_KEY_FORMAT, API_KEY_PATTERN, RPC_PATH, TTL_DEFAULT, TTL_MAX, TTL_MIN
+
+if TYPE_CHECKING:
+    from sportsproxy.realtime import SportsSocket
 
 logger = logging.getLogger("sportsproxy.client")
 
-RPC_PATH = "/sdk/v1/rpc"
 DEFAULT_TIMEOUT = 5.0
 DEFAULT_MAX_RETRIES = 2
-TTL_MIN, TTL_MAX, TTL_DEFAULT = 60, 86400, 600
-API_KEY_PATTERN = re.compile(r"^sk_(live|test)_[A-Za-z0-9_-]{32,}$")
 RETRY_BASE_DELAY = 0.25
 RETRY_MAX_DELAY = 4.0
 
@@ -61,10 +61,7 @@ def _resolve_api_key(api_key: str | None) -> str:
     if not key:
         raise ValueError("No API key: pass api_key=..., or set SPORTS_API_KEY in the environment.")
     if API_KEY_PATTERN.match(key) is None:
-        raise ValueError(
-            "The API key must be sk_live_ or sk_test_ followed by at least 32 url-safe characters. "
-            "Copy it again from the dashboard."
-        )
+        raise ValueError(f"The API key must be {API_KEY_FORMAT}. Copy it again from the dashboard.")
     return key
 
 
@@ -299,8 +296,16 @@ class AsyncSportsClient(_RpcProtocol):
     def connect(self) -> AbstractAsyncContextManager[SportsSocket]:
         """Open the service's WebSocket, authenticated by an `auth {apiKey}` first frame.
 
-        Use as `async with client.connect() as socket:`; see `sportsproxy.realtime`.
+        Use as `async with client.connect() as socket:`; see `sportsproxy.realtime`. Needs the
+        `realtime` extra (websockets), imported only here so that HTTP-only users never load it.
         """
+        try:
+            from sportsproxy.realtime import open_socket, websocket_url
+        except ImportError as error:
+            raise ImportError(
+                "AsyncSportsClient.connect() needs the websockets package: "
+                "pip install 'sports-token-starter[realtime]' (or websockets)."
+            ) from error
         slot = "token" if self._credential.count(".") == 2 else "apiKey"
         return open_socket(websocket_url(self.base_url), {slot: self._credential}, self.timeout)
 

@@ -5,7 +5,8 @@
         async for notification in socket:           # {"method": "matches.event", "params": {...}}
             ...
 
-Framework-free like the rest of the SDK.
+Framework-free like the rest of the SDK, and imported only when a socket is opened: it is the
+one module that needs the `realtime` extra (websockets).
 """
 
 from __future__ import annotations
@@ -22,10 +23,9 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from sportsproxy.errors import SportsProtocolError, SportsTimeout, SportsUnavailable, api_error
+from sportsproxy.service import WS_PATH
 
 logger = logging.getLogger("sportsproxy.realtime")
-
-WS_PATH = "/sdk/v1/ws"
 
 
 def websocket_url(base_url: str) -> str:

@@ -15,7 +15,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from sportsproxy import SportsClient, SportsError
-from sportsproxy.checks import check_sports_settings
+from sportsproxy.django.checks import check_sports_settings
 from sportsproxy.sandbox.keys import register_key
 from sportsproxy.sandbox.models import Account
 from tests.mintroute.conftest import logged_in_browser, post_token
@@ -66,6 +66,7 @@ def test_the_api_key_never_leaks(settings: Any, account: Account, caplog: pytest
 
     errors: list[SportsError] = []
     for base_url in (closed_port_url(),):
+        settings.SPORTS_TRANSPORT = "http"
         settings.SPORTS_BASE_URL = base_url
         seen.append(all_text(post_token(browser, '{"reason": "unauthorized"}')))
         try:
@@ -73,9 +74,10 @@ def test_the_api_key_never_leaks(settings: Any, account: Account, caplog: pytest
         except SportsError as error:
             errors.append(error)
     with fake_upstream(lambda body: http_response(b"<h1>oops</h1>", content_type="text/html")) as url:
+        settings.SPORTS_TRANSPORT = "http"
         settings.SPORTS_BASE_URL = url
         seen.append(all_text(post_token(browser, '{"reason": "unauthorized"}')))
-    settings.SPORTS_BASE_URL = ""
+    settings.SPORTS_TRANSPORT = "sandbox"
     key_row.revoke()
     seen.append(all_text(post_token(browser, '{"reason": "unauthorized"}')))
 

@@ -6,8 +6,11 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
+# The service's own facts. The SDK (`sportsproxy.service`) writes the ones it needs again on
+# purpose: the sandbox stands for a remote service, and must not borrow them from its client.
 TIERS = ("free", "starter", "growth", "business")
 ENVIRONMENTS = ("live", "test")
+TTL_MIN, TTL_MAX, TTL_DEFAULT = 60, 86400, 600  # seconds a token may live
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from sportsproxy.sandbox.caller import Caller
 from sportsproxy.sandbox.errors import unauthorized
 from sportsproxy.sandbox.models import Account, ApiKey
 
+# The service's own copy of the key format (the SDK checks it too, in sportsproxy.service).
 KEY_PATTERN = re.compile(r"^sk_(live|test)_[A-Za-z0-9_-]{32,}$")
 
 

@@ -20,6 +20,7 @@ from typing import Any
 from sportsproxy.sandbox import clock
 from sportsproxy.sandbox.errors import invalid_params
 
+# The service's sports (the SDK lists them too, in sportsproxy.service, for its users).
 SPORTS = ("football", "basketball", "tennis", "ice-hockey", "baseball", "esports")
 MATCHES_PER_SPORT = 24
 LIVE_PER_SPORT = 4

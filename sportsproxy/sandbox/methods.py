@@ -1,33 +1,78 @@
-"""The service's methods, written once for every transport.
+"""The service's methods, `auth` included, written once for every transport.
 
-Each method takes its params (it validates them) and the call's Context, and returns a
-result object or raises RpcError. `dispatch.py` finds them in METHODS.
+A method is a handler and the way its caller is identified: most take the caller the request
+carries (the Bearer header over HTTP, the socket's `auth` on a WebSocket), while `auth` names
+its caller in its params. `dispatch.call` finds the method, identifies the caller, spends one
+request of the caller's quota, and runs the handler, whatever the transport.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from sportsproxy.sandbox import matches, tokens
+from sportsproxy.sandbox import conf, matches, tokens
 from sportsproxy.sandbox.caller import Caller
-from sportsproxy.sandbox.errors import FORBIDDEN, RpcError, invalid_params
+from sportsproxy.sandbox.credentials import (
+    auth_params_credential,
+    authenticate_auth_params,
+    authenticate_bearer,
+    bearer_credential,
+)
+from sportsproxy.sandbox.errors import FORBIDDEN, RpcError, invalid_params, unauthorized
 from sportsproxy.sandbox.params import bounded_int, only_keys, optional_string, string_choices
 
-if TYPE_CHECKING:
-    from sportsproxy.sandbox.sockets import SocketSession
-
-TTL_MIN, TTL_MAX, TTL_DEFAULT = 60, 86400, 600
 LIMIT_MIN, LIMIT_MAX, LIMIT_DEFAULT = 1, 100, 20
+
+
+class Socket(Protocol):
+    """What a method may ask of the WebSocket it was called on (`sockets.SocketSession` is one)."""
+
+    @property
+    def caller(self) -> Caller | None: ...
+
+    def bind(self, caller: Caller) -> None:
+        """Make `caller` the socket's credential (the first `auth`, or a refresh of it)."""
+
+    def subscribe(self, sports: list[str] | None) -> str:
+        """Start a subscription; returns its id."""
+
+    def unsubscribe(self, subscription_id: str) -> None: ...
 
 
 @dataclass(frozen=True)
 class Context:
-    """Who is calling, and over a WebSocket, the socket (for its subscriptions)."""
+    """Where a call came from: over HTTP its Authorization header, on a WebSocket the socket."""
 
-    caller: Caller
-    socket: SocketSession | None = None
+    from_browser: bool  # the request or handshake carried an Origin header
+    authorization: str | None = None
+    socket: Socket | None = None
+
+    @property
+    def transport(self) -> str:
+        return "http" if self.socket is None else "websocket"
+
+
+def request_caller(params: Mapping[str, Any], context: Context) -> Caller:
+    """The caller a request carries: its Bearer credential over HTTP, the socket's `auth` on a WebSocket."""
+    if context.socket is None:
+        return authenticate_bearer(context.authorization, from_browser=context.from_browser)
+    if context.socket.caller is None:
+        raise unauthorized('Send auth with {"apiKey": ...} or {"token": ...} first.')
+    return context.socket.caller
+
+
+def auth_caller(params: Mapping[str, Any], context: Context) -> Caller:
+    """The caller `auth` names: its params on a WebSocket; over HTTP the Bearer credential,
+    which params, if given, must repeat (one request names one credential)."""
+    if context.socket is not None:
+        return authenticate_auth_params(params, from_browser=context.from_browser)
+    if not params:
+        return authenticate_bearer(context.authorization, from_browser=context.from_browser)
+    if auth_params_credential(params) != bearer_credential(context.authorization):
+        raise invalid_params("Over HTTP, auth checks the Bearer credential; params, if given, must repeat it.")
+    return authenticate_auth_params(params, from_browser=context.from_browser)
 
 
 def auth_acknowledgement(caller: Caller) -> dict[str, Any]:
@@ -40,19 +85,24 @@ def auth_acknowledgement(caller: Caller) -> dict[str, Any]:
     }
 
 
-def create_token(params: Mapping[str, Any], context: Context) -> dict[str, Any]:
-    caller = context.caller
+def auth(params: Mapping[str, Any], caller: Caller, context: Context) -> dict[str, Any]:
+    if context.socket is not None:
+        context.socket.bind(caller)
+    return auth_acknowledgement(caller)
+
+
+def create_token(params: Mapping[str, Any], caller: Caller, context: Context) -> dict[str, Any]:
     if caller.kind != "api_key":
         raise RpcError(FORBIDDEN, "Tokens cannot mint tokens: call tokens.create with an API key from your backend.")
     only_keys(params, {"ttl"})
-    ttl = bounded_int(params, "ttl", low=TTL_MIN, high=TTL_MAX, default=TTL_DEFAULT)
+    ttl = bounded_int(params, "ttl", low=conf.TTL_MIN, high=conf.TTL_MAX, default=conf.TTL_DEFAULT)
     return tokens.mint(caller, ttl).as_json()
 
 
-def list_matches(params: Mapping[str, Any], context: Context) -> dict[str, Any]:
+def list_matches(params: Mapping[str, Any], caller: Caller, context: Context) -> dict[str, Any]:
     only_keys(params, {"sports", "limit", "cursor"})
     page = matches.list_matches(
-        context.caller.env,
+        caller.env,
         sports=string_choices(params, "sports", matches.SPORTS),
         limit=bounded_int(params, "limit", low=LIMIT_MIN, high=LIMIT_MAX, default=LIMIT_DEFAULT),
         cursor=optional_string(params, "cursor"),
@@ -60,14 +110,14 @@ def list_matches(params: Mapping[str, Any], context: Context) -> dict[str, Any]:
     return page.as_json()
 
 
-def subscribe(params: Mapping[str, Any], context: Context) -> dict[str, Any]:
+def subscribe(params: Mapping[str, Any], caller: Caller, context: Context) -> dict[str, Any]:
     assert context.socket is not None  # websocket_only: dispatch never calls it without a socket
     only_keys(params, {"sports"})
     sports = string_choices(params, "sports", matches.SPORTS)
     return {"subscriptionId": context.socket.subscribe(sports)}
 
 
-def unsubscribe(params: Mapping[str, Any], context: Context) -> dict[str, Any]:
+def unsubscribe(params: Mapping[str, Any], caller: Caller, context: Context) -> dict[str, Any]:
     assert context.socket is not None
     only_keys(params, {"subscriptionId"})
     subscription_id = optional_string(params, "subscriptionId")
@@ -77,16 +127,19 @@ def unsubscribe(params: Mapping[str, Any], context: Context) -> dict[str, Any]:
     return {"ok": True}
 
 
-Handler = Callable[[Mapping[str, Any], Context], dict[str, Any]]
+Handler = Callable[[Mapping[str, Any], Caller, Context], dict[str, Any]]
+Identify = Callable[[Mapping[str, Any], Context], Caller]
 
 
 @dataclass(frozen=True)
 class Method:
     handler: Handler
+    identify: Identify = request_caller
     websocket_only: bool = False
 
 
 METHODS: dict[str, Method] = {
+    "auth": Method(auth, identify=auth_caller),
     "tokens.create": Method(create_token),
     "matches.list": Method(list_matches),
     "matches.subscribe": Method(subscribe, websocket_only=True),

@@ -7,6 +7,7 @@ import secrets
 from django.db import models
 
 from sportsproxy.sandbox import clock
+from sportsproxy.sandbox.conf import TIERS
 
 
 def _public_id(prefix: str) -> str:
@@ -21,11 +22,7 @@ def new_key_id() -> str:
     return _public_id("key")
 
 
-class Tier(models.TextChoices):
-    FREE = "free"
-    STARTER = "starter"
-    GROWTH = "growth"
-    BUSINESS = "business"
+TIER_CHOICES = [(tier, tier.title()) for tier in TIERS]
 
 
 class Environment(models.TextChoices):
@@ -38,10 +35,10 @@ class Account(models.Model):
 
     public_id = models.CharField(max_length=40, unique=True, default=new_account_id, editable=False)
     name = models.CharField(max_length=100, unique=True)
-    tier = models.CharField(max_length=16, choices=Tier.choices, default=Tier.STARTER)
+    tier = models.CharField(max_length=16, choices=TIER_CHOICES, default="starter")
     rate_limit_class = models.CharField(
         max_length=16,
-        choices=Tier.choices,
+        choices=TIER_CHOICES,
         blank=True,
         help_text="Limits to apply (requests/minute, subscriptions, connections). Blank: those of the tier.",
     )

@@ -10,9 +10,8 @@ import secrets
 from datetime import datetime
 from typing import Any
 
-from sportsproxy.sandbox import clock, conf, quota
+from sportsproxy.sandbox import clock, conf
 from sportsproxy.sandbox.caller import Caller
-from sportsproxy.sandbox.credentials import authenticate_auth_params
 from sportsproxy.sandbox.dispatch import call, respond
 from sportsproxy.sandbox.envelope import RpcRequest, error_response
 from sportsproxy.sandbox.errors import (
@@ -25,7 +24,7 @@ from sportsproxy.sandbox.errors import (
 )
 from sportsproxy.sandbox.keys import key_is_active
 from sportsproxy.sandbox.matches import SPORTS
-from sportsproxy.sandbox.methods import Context, auth_acknowledgement
+from sportsproxy.sandbox.methods import Context
 from sportsproxy.sandbox.slots import Slots
 
 CLOSE_UNAUTHORIZED = 4401
@@ -36,10 +35,15 @@ Envelope = dict[str, Any]
 
 
 class SocketSession:
-    """What one socket knows: its caller (after `auth`), its subscriptions and its slots."""
+    """What one socket knows: its caller (after `auth`), its subscriptions and its slots.
+
+    It is the `methods.Socket` its calls run with: `auth` binds a caller, the subscription
+    methods subscribe and unsubscribe.
+    """
 
     def __init__(self, *, from_browser: bool) -> None:
         self.from_browser = from_browser
+        self._context = Context(from_browser=from_browser, socket=self)
         self.connected_at: datetime = clock.now()
         self.caller: Caller | None = None
         self.subscriptions: dict[str, frozenset[str]] = {}
@@ -57,7 +61,7 @@ class SocketSession:
         if self.caller.kind == "api_key" and not key_is_active(self.caller.key_id):
             refusal = unauthorized(f"API key {self.caller.key_id} has been revoked; this socket is closed.")
             return error_response(None, refusal), CLOSE_UNAUTHORIZED
-        return respond(frame, self._resolve), None
+        return respond(frame, self._call), None
 
     def _first_frame(self, frame: str | bytes) -> tuple[Envelope, int | None]:
         answer = respond(frame, self._expect_auth)
@@ -73,19 +77,18 @@ class SocketSession:
     def _expect_auth(self, request: RpcRequest) -> dict[str, Any]:
         if request.method != "auth":
             raise unauthorized('The first frame must be auth with {"apiKey": ...} or {"token": ...}.')
-        return self._authenticate(request)
+        return self._call(request)
 
-    def _resolve(self, request: RpcRequest) -> dict[str, Any]:
-        if request.method == "auth":
-            return self._authenticate(request)
-        assert self.caller is not None
-        return call(request, Context(self.caller, socket=self))
+    def _call(self, request: RpcRequest) -> dict[str, Any]:
+        return call(request, self._context)
 
-    def _authenticate(self, request: RpcRequest) -> dict[str, Any]:
-        caller = authenticate_auth_params(request.params, from_browser=self.from_browser)
+    # --- what methods ask of the socket (methods.Socket) ---------------------------
+
+    def bind(self, caller: Caller) -> None:
+        """Take `caller` as this socket's credential: the first one takes a connection slot,
+        a later one (a refresh) must belong to the same account."""
         if self.caller is not None and caller.account_id != self.caller.account_id:
             raise unauthorized("A later auth frame must carry a credential of the same account.")
-        quota.spend_request(caller)
         if self.caller is None:
             connection = Slots("connections", caller.account_id)
             limit = conf.rate_class(caller.rate_class).connections
@@ -98,9 +101,6 @@ class SocketSession:
             self._connection = connection
             self._subscription_slots = Slots("subscriptions", caller.account_id)
         self.caller = caller
-        return auth_acknowledgement(caller)
-
-    # --- subscriptions ------------------------------------------------------------
 
     def subscribe(self, sports: list[str] | None) -> str:
         assert self.caller is not None

@@ -121,7 +121,7 @@ def _verified_claims(token: str) -> dict[str, Any]:
 def _claims_well_typed(claims: dict[str, Any]) -> bool:
     strings = all(isinstance(claims[name], str) for name in ("sub", "acct", "tier", "rlc", "env", "jti"))
     times = all(type(claims[name]) is int for name in ("iat", "exp"))
-    ttl_ok = times and 0 < claims["exp"] - claims["iat"] <= 86400
+    ttl_ok = times and 0 < claims["exp"] - claims["iat"] <= conf.TTL_MAX
     known = (
         claims.get("tier") in conf.TIERS and claims.get("rlc") in conf.TIERS and claims.get("env") in conf.ENVIRONMENTS
     )

@@ -325,7 +325,7 @@ class Bench:
     def upstream_calls_and_connections(self) -> None:
         from django.test import Client
 
-        from sportsproxy.shared import get_client
+        from sportsproxy.django.shared import get_client
 
         client = get_client()
         transport = client._http._transport

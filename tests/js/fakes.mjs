@@ -3,7 +3,7 @@
  * can assert exact counts, and lets the test decide when time passes and what the servers answer.
  */
 
-import { SportsClient } from "../../static/sports/sports-client.js";
+import { SportsClient } from "../../mintroute/static/sports/sports-client.js";
 
 export const START_MS = Date.UTC(2025, 5, 1, 12, 0, 0);
 export const MINT_URL = "/api/sports-token";

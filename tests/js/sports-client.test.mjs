@@ -4,21 +4,21 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { describe, test } from "node:test";
 
-import * as exported from "../../static/sports/sports-client.js";
+import * as exported from "../../mintroute/static/sports/sports-client.js";
 import {
   AuthEndpointError,
   RpcError,
   SportsClient,
   UnauthorizedError,
   backoff,
-} from "../../static/sports/sports-client.js";
+} from "../../mintroute/static/sports/sports-client.js";
 import { BASE_URL, MINT_URL, RPC_URL, START_MS, createTab, createWorld, deferred, flush } from "./fakes.mjs";
 
 const bearerOf = (request) => request.headers.Authorization;
 
 describe("public API", () => {
   test("the module exports exactly the values its .d.ts declares", async () => {
-    const declarations = await readFile(new URL("../../static/sports/sports-client.d.ts", import.meta.url), "utf8");
+    const declarations = await readFile(new URL("../../mintroute/static/sports/sports-client.d.ts", import.meta.url), "utf8");
     const declared = [...declarations.matchAll(/^export (?:class|function) (\w+)/gm)].map((found) => found[1]);
     assert.deepEqual(Object.keys(exported).sort(), declared.sort());
     assert.deepEqual(declared.sort(), ["AuthEndpointError", "RpcError", "SportsClient", "UnauthorizedError", "backoff"]);

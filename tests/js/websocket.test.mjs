@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
-import { RpcError } from "../../static/sports/sports-client.js";
+import { RpcError } from "../../mintroute/static/sports/sports-client.js";
 import {
   FakeDocument,
   FakeLocks,

@@ -31,7 +31,7 @@ def one_clock(clock: ManualClock, monkeypatch: pytest.MonkeyPatch) -> ManualCloc
 @pytest.fixture(autouse=True)
 def site_key(settings: Any, api_key: str) -> str:
     settings.SPORTS_API_KEY = api_key
-    settings.SPORTS_BASE_URL = ""
+    settings.SPORTS_TRANSPORT = "sandbox"
     settings.SPORTS_TOKEN_TTL = 600
     settings.SPORTS_TOKEN_RATE = "10/m"
     return api_key

@@ -29,18 +29,20 @@ def test_an_upstream_fault_has_its_exact_answer_and_the_route_recovers(
 ) -> None:
     settings.SPORTS_TIMEOUT = 0.5
     with fake_upstream(reply) as url:
+        settings.SPORTS_TRANSPORT = "http"
         settings.SPORTS_BASE_URL = url
         response = post_token(browser, '{"reason": "unauthorized"}')
     assert response.status_code == status
     assert response.json()["error"] == code
-    settings.SPORTS_BASE_URL = ""  # the upstream is back: the next mint works
+    settings.SPORTS_TRANSPORT = "sandbox"  # the upstream is back: the next mint works
     assert post_token(browser, '{"reason": "unauthorized"}').status_code == 200
 
 
 def test_refused_connections_are_503_then_recover(browser: Client, settings: Any) -> None:
+    settings.SPORTS_TRANSPORT = "http"
     settings.SPORTS_BASE_URL = closed_port_url()
     assert post_token(browser, '{"reason": "unauthorized"}').status_code == 503
-    settings.SPORTS_BASE_URL = ""
+    settings.SPORTS_TRANSPORT = "sandbox"
     assert post_token(browser, '{"reason": "unauthorized"}').status_code == 200
 
 

@@ -238,17 +238,20 @@ def test_another_upstream_error_is_502_upstream_error(browser: Client, settings:
 
 def test_upstream_garbage_is_502_upstream_error(browser: Client, settings: Any) -> None:
     with fake_upstream(lambda body: http_response(b"<h1>502</h1>", content_type="text/html")) as url:
+        settings.SPORTS_TRANSPORT = "http"
         settings.SPORTS_BASE_URL = url
         assert_refusal(post_token(browser), 502, "upstream_error")
 
 
 def test_an_unreachable_upstream_is_503(browser: Client, settings: Any) -> None:
+    settings.SPORTS_TRANSPORT = "http"
     settings.SPORTS_BASE_URL = closed_port_url()
     assert_refusal(post_token(browser), 503, "upstream_unavailable")
 
 
 def test_an_upstream_that_never_answers_is_504(browser: Client, settings: Any) -> None:
     with fake_upstream(lambda body: None) as url:
+        settings.SPORTS_TRANSPORT = "http"
         settings.SPORTS_BASE_URL = url
         settings.SPORTS_TIMEOUT = 0.5
         assert_refusal(post_token(browser), 504, "upstream_timeout")

@@ -28,7 +28,7 @@ from sportsproxy.client import RETRY_MAX_DELAY
 from sportsproxy.sandbox.clock import ManualClock
 from sportsproxy.sandbox.keys import hash_secret
 from sportsproxy.sandbox.models import ApiKey
-from sportsproxy.transport import SandboxTransport
+from sportsproxy.sandbox.transport import SandboxTransport
 from tests.upstreams import closed_port_url, fake_upstream, http_response
 
 

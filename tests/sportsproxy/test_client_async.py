@@ -10,7 +10,7 @@ import pytest
 from sportsproxy import AsyncSportsClient, SportsTimeout, SportsUnavailable, UnauthorizedError
 from sportsproxy.sandbox.keys import issue_key
 from sportsproxy.sandbox.models import Account
-from sportsproxy.transport import SandboxTransport
+from sportsproxy.sandbox.transport import SandboxTransport
 from tests.upstreams import closed_port_url, fake_upstream
 
 

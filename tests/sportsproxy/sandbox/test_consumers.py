@@ -35,7 +35,7 @@ async def key() -> str:
 
 async def mint(secret: str, ttl: int = 60) -> str:
     from sportsproxy import SportsClient
-    from sportsproxy.transport import SandboxTransport
+    from sportsproxy.sandbox.transport import SandboxTransport
 
     def create() -> str:
         with SportsClient(secret, base_url="http://sandbox.invalid", transport=SandboxTransport()) as client:

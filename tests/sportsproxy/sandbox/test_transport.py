@@ -6,7 +6,7 @@ import json
 
 import httpx
 
-from sportsproxy.transport import SandboxTransport
+from sportsproxy.sandbox.transport import SandboxTransport
 from tests.support import envelope, post_rpc
 
 

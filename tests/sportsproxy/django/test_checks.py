@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 
-from sportsproxy.checks import check_sports_settings
+from sportsproxy.django.checks import check_sports_settings
 
 
 def ids(settings: Any) -> list[str]:
@@ -21,18 +21,47 @@ def test_a_good_configuration_passes(settings: Any, api_key: str) -> None:
     assert ids(settings) == []
 
 
+@pytest.fixture
+def over_http(settings: Any) -> Any:
+    """An integrator's configuration: the service at SPORTS_BASE_URL, no sandbox selected."""
+    settings.SPORTS_TRANSPORT = "http"
+    settings.SPORTS_BASE_URL = "https://api.example.com"
+    return settings
+
+
 def test_a_missing_key_in_sandbox_mode_is_only_a_warning_naming_demo_setup(settings: Any) -> None:
     settings.SPORTS_API_KEY = ""
-    settings.SPORTS_BASE_URL = ""
+    settings.SPORTS_TRANSPORT = "sandbox"
     messages = check_sports_settings()
     assert [message.id for message in messages] == ["sportsproxy.W001"]
     assert "demo_setup" in (messages[0].hint or "")
 
 
-def test_a_missing_key_with_a_base_url_is_an_error(settings: Any) -> None:
-    settings.SPORTS_API_KEY = ""
-    settings.SPORTS_BASE_URL = "https://api.example.com"
-    assert ids(settings) == ["sportsproxy.E001"]
+def test_a_missing_key_over_http_is_an_error(over_http: Any) -> None:
+    over_http.SPORTS_API_KEY = ""
+    assert ids(over_http) == ["sportsproxy.E001"]
+
+
+def test_a_missing_base_url_over_http_is_an_error_naming_both_ways_out(over_http: Any, api_key: str) -> None:
+    over_http.SPORTS_API_KEY = api_key
+    over_http.SPORTS_BASE_URL = ""
+    messages = check_sports_settings()
+    assert [message.id for message in messages] == ["sportsproxy.E006"]
+    assert "SPORTS_BASE_URL" in (messages[0].hint or "")
+    assert "SPORTS_TRANSPORT" in (messages[0].hint or "")
+
+
+def test_the_sandbox_transport_without_the_sandbox_app_is_an_error(settings: Any, api_key: str) -> None:
+    settings.SPORTS_API_KEY = api_key
+    settings.SPORTS_TRANSPORT = "sandbox"
+    settings.INSTALLED_APPS = [app for app in settings.INSTALLED_APPS if app != "sportsproxy.sandbox"]
+    assert ids(settings) == ["sportsproxy.E007"]
+
+
+def test_an_unknown_transport_is_an_error(settings: Any, api_key: str) -> None:
+    settings.SPORTS_API_KEY = api_key
+    settings.SPORTS_TRANSPORT = "carrier-pigeon"
+    assert ids(settings) == ["sportsproxy.E008"]
 
 
 def test_a_malformed_key_is_an_error_that_does_not_quote_it(settings: Any) -> None:
@@ -51,10 +80,10 @@ def test_a_bad_timeout_is_an_error_with_a_hint(settings: Any, api_key: str, time
     assert "SPORTS_TIMEOUT" in messages[0].msg
 
 
-def test_a_base_url_without_a_scheme_is_an_error(settings: Any, api_key: str) -> None:
-    settings.SPORTS_API_KEY = api_key
-    settings.SPORTS_BASE_URL = "api.example.com"
-    assert ids(settings) == ["sportsproxy.E004"]
+def test_a_base_url_without_a_scheme_is_an_error(over_http: Any, api_key: str) -> None:
+    over_http.SPORTS_API_KEY = api_key
+    over_http.SPORTS_BASE_URL = "api.example.com"
+    assert ids(over_http) == ["sportsproxy.E004"]
 
 
 def test_manage_py_check_fails_on_errors(settings: Any) -> None:

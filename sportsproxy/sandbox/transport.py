@@ -2,7 +2,8 @@
 
 It hands the request body and headers to the same dispatcher the `/sdk/v1/rpc` view
 uses, so the SDK behaves exactly as over the network, without a network hop (and
-whatever port runserver listens on).
+whatever port runserver listens on). The SDK's Django glue selects it with
+SPORTS_TRANSPORT = "sandbox".
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from __future__ import annotations
 import httpx
 from asgiref.sync import sync_to_async
 
-from sportsproxy.client import RPC_PATH
+from sportsproxy.sandbox.dispatch import handle_http
+from sportsproxy.service import RPC_PATH
 
 
 class SandboxTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
@@ -23,8 +25,6 @@ class SandboxTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
 
     @staticmethod
     def _answer(request: httpx.Request, body: bytes) -> httpx.Response:
-        from sportsproxy.sandbox.dispatch import handle_http
-
         if request.url.path != RPC_PATH or request.method != "POST":
             return httpx.Response(404, text=f"The embedded sandbox only answers POST {RPC_PATH}.")
         answer = handle_http(

@@ -9,20 +9,20 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from django.core.exceptions import ImproperlyConfigured
+import httpx
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
-from sportsproxy import conf
 from sportsproxy.client import SportsClient
-from sportsproxy.transport import SandboxTransport
+from sportsproxy.django import conf
+from sportsproxy.django.checks import SettingsError, client_problems, previous_key_problems
 
 _client: SportsClient | None = None
 _lock = threading.Lock()
 
 
 def get_client() -> SportsClient:
-    """The process's shared client (built on first use)."""
+    """The process's shared client (built on first use); SettingsError if the settings cannot build one."""
     global _client
     if _client is None:
         with _lock:
@@ -32,16 +32,12 @@ def get_client() -> SportsClient:
 
 
 def build_client() -> SportsClient:
-    """A new client from SPORTS_API_KEY, SPORTS_BASE_URL and SPORTS_TIMEOUT."""
-    key = conf.api_key()
-    if not key:
-        raise ImproperlyConfigured("SPORTS_API_KEY is not set. Set it, or run `python manage.py demo_setup`.")
-    try:
-        if conf.base_url():
-            return SportsClient(key, base_url=conf.base_url(), timeout=conf.timeout())
-        return SportsClient(key, base_url=conf.SANDBOX_BASE_URL, timeout=conf.timeout(), transport=SandboxTransport())
-    except ValueError as error:
-        raise ImproperlyConfigured(f"SPORTS_API_KEY is not usable: {error}") from None
+    """A new client from SPORTS_API_KEY, SPORTS_TRANSPORT, SPORTS_BASE_URL and SPORTS_TIMEOUT."""
+    problems = client_problems()
+    if problems:
+        raise SettingsError(problems[0])
+    base_url, transport = _connection()
+    return SportsClient(conf.api_key(), base_url=base_url, timeout=conf.timeout(), transport=transport)
 
 
 def get_previous_client() -> SportsClient | None:
@@ -49,10 +45,18 @@ def get_previous_client() -> SportsClient | None:
     previous = conf.previous_api_key()
     if not previous:
         return None
-    try:
-        return get_client().with_api_key(previous)
-    except ValueError as error:
-        raise ImproperlyConfigured(f"SPORTS_API_KEY_PREVIOUS is not usable: {error}") from None
+    problems = previous_key_problems()
+    if problems:
+        raise SettingsError(problems[0])
+    return get_client().with_api_key(previous)
+
+
+def _connection() -> tuple[str, httpx.BaseTransport | None]:
+    if conf.transport() == "sandbox":
+        from sportsproxy.sandbox.transport import SandboxTransport  # only when selected (and installed)
+
+        return conf.SANDBOX_BASE_URL, SandboxTransport()
+    return conf.base_url(), None
 
 
 @receiver(setting_changed)

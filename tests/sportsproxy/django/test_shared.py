@@ -7,9 +7,10 @@ from typing import Any
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
+from sportsproxy.django.checks import SettingsError
+from sportsproxy.django.shared import get_client
 from sportsproxy.sandbox.keys import issue_key
 from sportsproxy.sandbox.models import Account
-from sportsproxy.shared import get_client
 
 
 def test_one_client_is_shared_across_calls(settings: Any, api_key: str) -> None:
@@ -28,9 +29,9 @@ def test_changing_a_setting_builds_a_new_client(settings: Any, api_key: str, acc
     assert second.call("auth")["env"] == "live"
 
 
-def test_without_a_base_url_it_reaches_the_sandbox_in_process(settings: Any, api_key: str) -> None:
+def test_the_sandbox_transport_reaches_the_sandbox_in_process(settings: Any, api_key: str) -> None:
     settings.SPORTS_API_KEY = api_key
-    settings.SPORTS_BASE_URL = ""
+    settings.SPORTS_TRANSPORT = "sandbox"
     assert get_client().tokens.create(ttl=60).token.count(".") == 2
 
 
@@ -40,6 +41,7 @@ def test_with_a_base_url_it_calls_that_service_over_http(
     """Two-process mode in one test: the live server plays the service, the glue points at it."""
     _, secret = issue_key(Account.objects.create(name="remote", tier="growth"), "test")
     settings.SPORTS_API_KEY = secret
+    settings.SPORTS_TRANSPORT = "http"
     settings.SPORTS_BASE_URL = live_server.url
     client = get_client()
     assert client.base_url == live_server.url
@@ -57,3 +59,20 @@ def test_a_malformed_key_is_improperly_configured_without_quoting_it(settings: A
     with pytest.raises(ImproperlyConfigured) as raised:
         get_client()
     assert "sk_live_tooshort" not in str(raised.value)
+
+
+def test_a_missing_base_url_over_http_fails_with_the_check_sentence(settings: Any, api_key: str) -> None:
+    settings.SPORTS_API_KEY = api_key
+    settings.SPORTS_TRANSPORT = "http"
+    settings.SPORTS_BASE_URL = ""
+    with pytest.raises(SettingsError, match="SPORTS_BASE_URL is not set") as raised:
+        get_client()
+    assert raised.value.problem.id == "sportsproxy.E006"
+
+
+def test_the_sandbox_transport_without_the_app_fails_before_importing_it(settings: Any, api_key: str) -> None:
+    settings.SPORTS_API_KEY = api_key
+    settings.SPORTS_TRANSPORT = "sandbox"
+    settings.INSTALLED_APPS = [app for app in settings.INSTALLED_APPS if app != "sportsproxy.sandbox"]
+    with pytest.raises(SettingsError, match="INSTALLED_APPS"):
+        get_client()

@@ -1,0 +1,71 @@
+"""The demo page, its server-rendered panel, and the sandbox-only "expire my token" helper."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ImproperlyConfigured
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_POST, require_safe
+
+from config.csp import content_security_policy
+from mintroute.errors import RouteError
+from mintroute.minting import remembered_token
+from mintroute.ratelimits import enforce_rate_limit
+from sportsproxy.django.shared import get_client
+from sportsproxy.errors import SportsError
+from sportsproxy.service import SPORTS
+
+
+@login_required
+@require_safe
+@content_security_policy
+def page(request: HttpRequest) -> HttpResponse:
+    """The demo page: the browser client minting, calling and subscribing, beside a server-rendered panel."""
+    client_config = {
+        "authEndpoint": "/api/sports-token",
+        "baseUrl": settings.SPORTS_PUBLIC_BASE_URL or None,
+        "wsUrl": settings.SPORTS_PUBLIC_WS_URL or None,
+        "refreshLeewaySec": settings.SPORTS_CLIENT_REFRESH_LEEWAY,
+        "sandbox": settings.SPORTS_SANDBOX,
+    }
+    return render(request, "demo/page.html", {"client_config": client_config, "sports": SPORTS})
+
+
+@login_required
+@require_safe
+def server_matches(request: HttpRequest) -> HttpResponse:
+    """An HTML table of matches fetched on the server with the API key (an HTMX fragment).
+
+    Every request spends the API key's quota, so it is rate-limited per user and per client IP
+    like the mint route (SPORTS_TOKEN_RATE, counted separately): copy this pattern for any view
+    that calls the service on a user's behalf.
+    """
+    try:
+        enforce_rate_limit(request, group="demo:server-matches", counted="server-rendered listings")
+    except RouteError as refusal:
+        refused = render(request, "demo/server_matches.html", {"error": refusal.message}, status=refusal.status_code)
+        for name, value in refusal.headers.items():
+            refused[name] = value
+        return refused
+    sports = [sport for sport in request.GET.getlist("sports") if sport] or None  # the service validates them
+    context: dict[str, object] = {"sports": sports}
+    try:
+        context["page"] = get_client().matches.list(sports=sports, limit=8)
+    except (SportsError, ImproperlyConfigured) as error:
+        context["error"] = f"The server could not list matches: {error}"
+    return render(request, "demo/server_matches.html", context)
+
+
+@login_required
+@require_POST
+def expire_token(request: HttpRequest) -> JsonResponse:
+    """Sandbox only: end this browser's token early, so its next call is unauthorized."""
+    if not settings.SPORTS_SANDBOX:
+        raise Http404("Tokens can only be ended early in the embedded sandbox.")
+    from sportsproxy.sandbox.tokens import expire_early
+
+    stored = remembered_token(request)
+    expired = expire_early(stored["token"]) if stored else False
+    return JsonResponse({"expired": expired})

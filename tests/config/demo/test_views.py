@@ -1,0 +1,75 @@
+"""The demo app: its page, the server-rendered panel and the expire-token helper."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.test import Client
+
+
+def test_the_demo_page_needs_a_login() -> None:
+    response = Client().get("/")
+    assert response.status_code == 302
+    assert response["Location"] == "/accounts/login/?next=/"
+
+
+def test_the_demo_page_has_a_strict_content_security_policy(admin_client: Client) -> None:
+    response = admin_client.get("/", HTTP_HOST="localhost")
+    assert response.status_code == 200
+    policy = response["Content-Security-Policy"]
+    assert "script-src 'self'" in policy
+    assert "connect-src 'self' ws://localhost" in policy
+    assert "frame-ancestors 'none'" in policy
+    assert "unsafe-inline" not in policy
+    page = response.content.decode()
+    assert '<script type="module" src="/static/demo/demo.js">' in page
+    assert 'id="client-config" type="application/json"' in page
+
+
+def test_the_policy_names_the_configured_service_origins(admin_client: Client, settings: Any) -> None:
+    settings.SPORTS_PUBLIC_BASE_URL = "https://api.sports.example/v1"
+    settings.SPORTS_PUBLIC_WS_URL = "wss://stream.sports.example/sdk/v1/ws"
+    policy = admin_client.get("/")["Content-Security-Policy"]
+    assert "https://api.sports.example" in policy
+    assert "wss://stream.sports.example" in policy
+
+
+def test_the_page_never_shows_the_api_key(admin_client: Client, settings: Any, api_key: str) -> None:
+    settings.SPORTS_API_KEY = api_key
+    page = admin_client.get("/").content.decode() + admin_client.get("/demo/server-matches").content.decode()
+    assert api_key not in page
+    assert api_key[8:] not in page
+
+
+def test_the_server_fragment_lists_matches_with_the_api_key(admin_client: Client, settings: Any, api_key: str) -> None:
+    settings.SPORTS_API_KEY = api_key
+    fragment = admin_client.get("/demo/server-matches?sports=tennis").content.decode()
+    assert fragment.count("<tr>") == 9  # header and 8 matches
+    assert "tennis" in fragment
+    assert "basketball" not in fragment
+
+
+def test_the_server_fragment_shows_an_upstream_error(admin_client: Client, settings: Any, api_key: str) -> None:
+    settings.SPORTS_API_KEY = api_key
+    fragment = admin_client.get("/demo/server-matches?sports=curling").content.decode()
+    assert 'class="error"' in fragment
+    assert "curling" in fragment
+
+
+def test_expire_token_ends_the_sessions_token_early(settings: Any, api_key: str) -> None:
+    from tests.mintroute.conftest import logged_in_browser, post_token
+    from tests.support import envelope, post_rpc
+
+    settings.SPORTS_API_KEY = api_key
+    browser = logged_in_browser()
+    token = post_token(browser).json()["token"]
+    assert "result" in post_rpc(json.dumps(envelope("auth")), token)
+    expired = browser.post("/demo/expire-token", HTTP_X_CSRFTOKEN=browser.cookies["csrftoken"].value)
+    assert expired.json() == {"expired": True}
+    assert post_rpc(json.dumps(envelope("auth")), token)["error"]["code"] == "unauthorized"
+
+
+def test_expire_token_needs_the_sandbox(admin_client: Client, settings: Any) -> None:
+    settings.SPORTS_SANDBOX = False
+    assert admin_client.post("/demo/expire-token").status_code == 404

@@ -1,3 +1,0 @@
-from django.urls import include, path
-
-urlpatterns = [path("", include("mintroute.urls"))]

@@ -1,0 +1,277 @@
+"""A Django site that is not this project: its own folder, virtual environment, settings,
+URLs and database, with nothing of this repository but what an integrator takes.
+
+`ForeignSite` writes the site, runs its `manage.py` and serves it with `runserver`; the
+functions above it build this project's wheel and make virtual environments. Every
+subprocess runs in the site's folder with a scrubbed environment, so neither this
+repository nor the test run's settings can leak onto its `sys.path`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+REQUIREMENTS = PROJECT_ROOT / "requirements.txt"  # pins the versions the base dependencies install at
+INSTALL_TIMEOUT = 600  # seconds for a pip install from the package index on a fresh machine
+COMMAND_TIMEOUT = 120
+PASSWORD = "foreign-pass-123"
+SITE_PACKAGE = "foreignsite"
+
+
+def base_dependencies() -> list[str]:
+    """The wheel's base dependencies as pyproject.toml declares them (the only place they are written)."""
+    project = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text())["project"]
+    return [re.split(r"[<>=!~ ;\[]", requirement, maxsplit=1)[0] for requirement in project["dependencies"]]
+
+
+def scrubbed_environment(**extra: str) -> dict[str, str]:
+    """PATH, HOME and locale only: no PYTHONPATH, no DJANGO_* or SPORTS_* of the test run."""
+    kept = {name: os.environ[name] for name in ("PATH", "HOME", "LANG", "TMPDIR") if name in os.environ}
+    return {**kept, "PYTHONDONTWRITEBYTECODE": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1", **extra}
+
+
+def run(command: list[str], *, cwd: Path, timeout: float = COMMAND_TIMEOUT, **extra_env: str) -> str:
+    """Run a command to completion; its combined output, or an AssertionError that shows it."""
+    completed = subprocess.run(  # noqa: S603 - commands built by the tests themselves
+        command,
+        cwd=cwd,
+        env=scrubbed_environment(**extra_env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    output = completed.stdout + completed.stderr
+    assert completed.returncode == 0, f"{' '.join(command)} exited {completed.returncode}:\n{output}"
+    return output
+
+
+def build_wheel(destination: Path) -> Path:
+    """`pip wheel` of a clean copy of this project (no build/ or egg-info left in the checkout)."""
+    source = destination / "source"
+    shutil.copytree(
+        PROJECT_ROOT,
+        source,
+        ignore=shutil.ignore_patterns(
+            ".git", ".venv", "node_modules", "build", "dist", "*.egg-info", "__pycache__", "*.sqlite3", ".env"
+        ),
+    )
+    wheels = destination / "wheels"
+    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(source)], cwd=destination)
+    (wheel,) = wheels.glob("*.whl")
+    return wheel
+
+
+def make_venv(path: Path, *requirements: str) -> Path:
+    """A new virtual environment with `requirements` installed at the versions requirements.txt pins."""
+    run([sys.executable, "-m", "venv", str(path)], cwd=path.parent)
+    python = path / "bin" / "python"
+    run(
+        [str(python), "-m", "pip", "install", "-q", "-c", str(REQUIREMENTS), *requirements],
+        cwd=path.parent,
+        timeout=INSTALL_TIMEOUT,
+    )
+    return python
+
+
+def free_port() -> int:
+    with socket.create_server(("127.0.0.1", 0)) as probe:
+        port: int = probe.getsockname()[1]
+        return port
+
+
+SETTINGS = '''\
+"""An existing Django site; the mint route's wiring is the three marked lines."""
+
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+SECRET_KEY = "foreign-site-secret-for-tests-only-{secret_suffix}"
+DEBUG = False
+ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
+USE_TZ = True
+INSTALLED_APPS = [
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.staticfiles",
+    "mintroute",  # wiring 1 of 3
+]
+MIDDLEWARE = [
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+]
+ROOT_URLCONF = "foreignsite.urls"
+TEMPLATES = [
+    {{
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {{"context_processors": ["django.template.context_processors.request"]}},
+    }}
+]
+DATABASES = {{"default": {{"ENGINE": "django.db.backends.sqlite3", "NAME": BASE_DIR / "db.sqlite3"}}}}
+STATIC_URL = "static/"
+
+SPORTS_API_KEY = {api_key!r}  # wiring 3 of 3
+SPORTS_BASE_URL = {base_url!r}
+'''
+
+URLS = """\
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+
+urlpatterns = [
+    path("accounts/login/", auth_views.LoginView.as_view()),
+    path("", include("mintroute.urls")),  # wiring 2 of 3
+]
+"""
+
+MANAGE = """\
+import os
+import sys
+
+if __name__ == "__main__":
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "foreignsite.settings")
+    from django.core.management import execute_from_command_line
+
+    execute_from_command_line(sys.argv)
+"""
+
+LOGIN_TEMPLATE = '<form method="post">{% csrf_token %}{{ form }}<button>Log in</button></form>\n'
+
+
+@dataclass
+class ForeignSite:
+    """A site folder and the interpreter of its own virtual environment."""
+
+    root: Path
+    python: Path
+    api_key: str
+    base_url: str
+    log: list[str] = field(default_factory=list)  # everything its commands and server printed
+
+    def write(self) -> ForeignSite:
+        package = self.root / SITE_PACKAGE
+        (self.root / "templates" / "registration").mkdir(parents=True, exist_ok=True)
+        package.mkdir(parents=True, exist_ok=True)
+        (package / "__init__.py").write_text("")
+        (package / "settings.py").write_text(
+            SETTINGS.format(api_key=self.api_key, base_url=self.base_url, secret_suffix=os.urandom(8).hex())
+        )
+        (package / "urls.py").write_text(URLS)
+        (self.root / "manage.py").write_text(MANAGE)
+        (self.root / "templates" / "registration" / "login.html").write_text(LOGIN_TEMPLATE)
+        return self
+
+    def settings_variant(self, name: str, overrides: str) -> str:
+        """A settings module that is the site's settings plus `overrides`; returns its dotted name."""
+        body = f"from {SITE_PACKAGE}.settings import *  # noqa: F403\n\n{textwrap.dedent(overrides)}"
+        (self.root / SITE_PACKAGE / f"settings_{name}.py").write_text(body)
+        return f"{SITE_PACKAGE}.settings_{name}"
+
+    def manage(self, *arguments: str) -> str:
+        output = run([str(self.python), "manage.py", *arguments], cwd=self.root)
+        self.log.append(output)
+        return output
+
+    def manage_status(self, *arguments: str) -> tuple[int, str]:
+        """Run manage.py without asserting success: (exit code, combined output)."""
+        completed = subprocess.run(  # noqa: S603 - fixed interpreter and arguments
+            [str(self.python), "manage.py", *arguments],
+            cwd=self.root,
+            env=scrubbed_environment(),
+            capture_output=True,
+            text=True,
+            timeout=COMMAND_TIMEOUT,
+            check=False,
+        )
+        output = completed.stdout + completed.stderr
+        self.log.append(output)
+        return completed.returncode, output
+
+    def python_says(self, code: str) -> str:
+        """What a snippet prints when run with the site's interpreter in the site's folder."""
+        output = run([str(self.python), "-c", code], cwd=self.root)
+        self.log.append(output)
+        return output.strip()
+
+    def prepare(self, username: str = "site-user") -> None:
+        """migrate, then a user to log in as."""
+        self.manage("migrate", "--no-input", "-v", "0")
+        create_user = ["createsuperuser", "--no-input", "--username", username, "--email", "user@example.com"]
+        run(
+            [str(self.python), "manage.py", *create_user],
+            cwd=self.root,
+            DJANGO_SUPERUSER_PASSWORD=PASSWORD,
+        )
+
+    @contextmanager
+    def serving(self) -> Iterator[str]:
+        """`runserver` on a free port; yields its base URL, and stops it (with a bounded wait) on exit."""
+        port = free_port()
+        log_path = self.root / "runserver.log"
+        with log_path.open("w") as log_file:
+            server = subprocess.Popen(  # noqa: S603 - fixed interpreter and arguments
+                [str(self.python), "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
+                cwd=self.root,
+                env=scrubbed_environment(),
+                stdout=log_file,
+                stderr=subprocess.STDOUT,
+            )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            _wait_until_listening(port, server, log_path)
+            yield url
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait(timeout=10)
+            self.log.append(log_path.read_text())
+
+
+def _wait_until_listening(port: int, server: subprocess.Popen[bytes], log_path: Path) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise AssertionError(f"runserver exited {server.returncode}:\n{log_path.read_text()}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError(f"runserver did not listen within 30 s:\n{log_path.read_text()}")
+
+
+@contextmanager
+def log_in(site_url: str, username: str = "site-user") -> Iterator[httpx.Client]:
+    """A browser logged in through the site's own login page, holding its session and CSRF cookies."""
+    with httpx.Client(base_url=site_url, timeout=30) as browser:
+        login_page = browser.get("/accounts/login/")
+        form_token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', login_page.text)
+        assert form_token is not None, login_page.text
+        logged_in = browser.post(
+            "/accounts/login/",
+            data={"username": username, "password": PASSWORD, "csrfmiddlewaretoken": form_token.group(1)},
+        )
+        assert logged_in.status_code == 302, logged_in.text
+        yield browser

@@ -1,0 +1,52 @@
+"""`pip install` of this project into a new virtual environment, then a foreign site using it."""
+
+from __future__ import annotations
+
+import email
+import zipfile
+from pathlib import Path
+
+from tests.standalone.conftest import Sandbox
+from tests.standalone.foreign_site import ForeignSite, base_dependencies
+from tests.standalone.rows import answers_every_row
+
+
+def test_the_wheel_holds_the_two_parts_typed_with_the_browser_client(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    top_level = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
+    assert top_level == {"mintroute", "sportsproxy"}
+    assert {"mintroute/py.typed", "sportsproxy/py.typed"} <= set(names)
+    assert {"mintroute/static/sports/sports-client.js", "mintroute/static/sports/sports-client.d.ts"} <= set(names)
+    assert "sportsproxy/sandbox/migrations/0001_initial.py" in names  # the `sandbox` extra's app is whole
+
+
+def test_the_wheel_declares_four_base_dependencies_and_two_extras(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as archive:
+        (metadata_name,) = [name for name in archive.namelist() if name.endswith(".dist-info/METADATA")]
+        metadata = email.message_from_bytes(archive.read(metadata_name))
+    requirements = metadata.get_all("Requires-Dist") or []
+    base = [requirement for requirement in requirements if "extra ==" not in requirement]
+    assert sorted(requirement.split("<")[0].split(">")[0].lower() for requirement in base) == sorted(
+        name.lower() for name in base_dependencies()
+    )
+    assert sorted(metadata.get_all("Provides-Extra") or []) == ["realtime", "sandbox"]
+    assert metadata["License-Expression"] == "MIT"
+
+
+def test_an_installed_mint_route_serves_every_row_in_a_foreign_site(
+    installed_python: Path, sandbox: Sandbox, tmp_path: Path
+) -> None:
+    site = ForeignSite(tmp_path / "site", installed_python, sandbox.api_key, sandbox.url).write()
+    where = site.python_says("import mintroute, sportsproxy; print(mintroute.__file__, sportsproxy.__file__)")
+    assert all("/site-packages/" in path for path in where.split()), where
+    site.prepare()
+    assert "System check identified no issues" in site.manage("check")
+    found = site.manage("findstatic", "sports/sports-client.js", "sports/sports-client.d.ts")
+    assert found.count("/site-packages/mintroute/static/sports/") == 2, found
+
+    with site.serving() as site_url:
+        seen = answers_every_row(site_url, sandbox)
+
+    everything = "".join(response.text + str(response.headers) for response in seen) + "".join(site.log)
+    assert sandbox.api_key not in everything
+    assert "Traceback" not in everything
