@@ -228,6 +228,31 @@ def test_a_missing_key_is_502_upstream_unauthorized_naming_demo_setup(browser: C
     assert "demo_setup" in body["message"]
 
 
+@pytest.mark.parametrize(
+    ("setting", "value", "named"),
+    [
+        ("SPORTS_TOKEN_TTL", 59, "SPORTS_TOKEN_TTL"),
+        ("SPORTS_TRANSPORT", "http", "SPORTS_BASE_URL"),  # and SPORTS_BASE_URL left empty
+        ("SPORTS_TRANSPORT", "pigeon", "SPORTS_TRANSPORT"),
+        ("SPORTS_TIMEOUT", "soon", "SPORTS_TIMEOUT"),
+    ],
+)
+def test_a_site_that_skipped_check_gets_a_502_naming_the_setting_never_a_500(
+    browser: Client, settings: Any, setting: str, value: object, named: str
+) -> None:
+    settings.SPORTS_BASE_URL = ""
+    setattr(settings, setting, value)
+    body = assert_refusal(post_token(browser), 502, "upstream_error")
+    assert named in body["message"]
+
+
+def test_the_sandbox_transport_without_the_sandbox_app_is_a_502(browser: Client, settings: Any) -> None:
+    settings.SPORTS_TRANSPORT = "sandbox"
+    settings.INSTALLED_APPS = [app for app in settings.INSTALLED_APPS if app != "sportsproxy.sandbox"]
+    body = assert_refusal(post_token(browser), 502, "upstream_error")
+    assert "INSTALLED_APPS" in body["message"]
+
+
 def test_another_upstream_error_is_502_upstream_error(browser: Client, settings: Any, caplog: Any) -> None:
     settings.SPORTS_SANDBOX_RATE_CLASSES = {"starter": {"requests_per_minute": 0}}
     with caplog.at_level(logging.WARNING):

@@ -73,3 +73,35 @@ def test_expire_token_ends_the_sessions_token_early(settings: Any, api_key: str)
 def test_expire_token_needs_the_sandbox(admin_client: Client, settings: Any) -> None:
     settings.SPORTS_SANDBOX = False
     assert admin_client.post("/demo/expire-token").status_code == 404
+
+
+def test_the_server_panel_is_rate_limited_per_user_like_the_mint_route(settings: Any, api_key: str) -> None:
+    from tests.mintroute.conftest import logged_in_browser, post_token
+
+    settings.SPORTS_API_KEY = api_key
+    settings.SPORTS_TOKEN_RATE = "3/m"
+    browser = logged_in_browser()
+    assert [browser.get("/demo/server-matches").status_code for _ in range(3)] == [200, 200, 200]
+    refused = browser.get("/demo/server-matches")
+    assert refused.status_code == 429
+    assert int(refused["Retry-After"]) >= 1
+    assert 'class="error"' in refused.content.decode()
+    assert "server-rendered listings" in refused.content.decode()
+    assert post_token(browser).status_code == 200  # the mint route counts on its own
+
+
+def test_the_server_panel_fails_closed_when_the_rate_limit_store_is_down(
+    admin_client: Client, settings: Any, api_key: str
+) -> None:
+    settings.SPORTS_API_KEY = api_key
+    from tests.upstreams import closed_port_url
+
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": closed_port_url().replace("http://", "redis://"),
+        }
+    }
+    refused = admin_client.get("/demo/server-matches")
+    assert refused.status_code == 503
+    assert "rate-limit store" in refused.content.decode()
