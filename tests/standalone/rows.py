@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 
 from tests.standalone.conftest import Sandbox
-from tests.standalone.foreign_site import log_in
+from tests.standalone.foreign_site import ForeignSite, log_in
 
 
 def answers_every_row(site_url: str, sandbox: Sandbox) -> list[httpx.Response]:
@@ -60,3 +60,10 @@ def answers_every_row(site_url: str, sandbox: Sandbox) -> list[httpx.Response]:
         limited = expect(browser.post("/api/sports-token", json={}, headers=csrf), 429, "rate_limited")
         assert int(limited.headers["retry-after"]) >= 1
     return seen
+
+
+def assert_nothing_leaked(seen: list[httpx.Response], site: ForeignSite, api_key: str) -> None:
+    """No answer, header, command output or server log line carries the key or a traceback."""
+    everything = "".join(response.text + str(response.headers) for response in seen) + "".join(site.log)
+    assert api_key not in everything
+    assert "Traceback" not in everything

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tests.standalone.conftest import Sandbox, copy_parts
 from tests.standalone.foreign_site import ForeignSite
-from tests.standalone.rows import answers_every_row
+from tests.standalone.rows import answers_every_row, assert_nothing_leaked
 
 
 def test_copied_folders_serve_every_row_in_a_foreign_site(base_python: Path, sandbox: Sandbox, tmp_path: Path) -> None:
@@ -25,7 +25,4 @@ def test_copied_folders_serve_every_row_in_a_foreign_site(base_python: Path, san
 
     with site.serving() as site_url:
         seen = answers_every_row(site_url, sandbox)
-
-    everything = "".join(response.text + str(response.headers) for response in seen) + "".join(site.log)
-    assert sandbox.api_key not in everything
-    assert "Traceback" not in everything
+    assert_nothing_leaked(seen, site, sandbox.api_key)
