@@ -5,14 +5,14 @@ VENV := .venv
 PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1:8000
 
-.PHONY: demo test lint format pytest jstest bench install install-dev clean
+.PHONY: demo test lint typecheck format pytest jstest bench install install-dev clean
 
 demo: install
 	$(PY) manage.py migrate --no-input
 	$(PY) manage.py demo_setup
 	$(PY) manage.py runserver $(HOST)
 
-test: install-dev lint pytest jstest
+test: install-dev lint typecheck pytest jstest
 
 lint: install-dev
 	$(VENV)/bin/ruff check .
@@ -27,9 +27,18 @@ pytest: install-dev
 bench: install-dev
 	$(PY) -m tests.bench.run_bench
 
-# The browser client's unit tests: Node's own runner, nothing from npm.
+# The browser client's unit tests: Node's own runner, nothing from npm. The client's folder is an
+# ES module package (its package.json says "type": "module"), so Node never guesses.
 jstest:
 	node --test tests/js/
+
+# The browser client's .d.ts and a usage example, compiled by the pinned TypeScript (tests/types/).
+typecheck: tests/types/node_modules/.installed
+	tests/types/node_modules/.bin/tsc -p tests/types
+
+tests/types/node_modules/.installed: tests/types/package.json tests/types/package-lock.json
+	npm ci --prefix tests/types --no-audit --no-fund --loglevel=error
+	touch $@
 
 format: install-dev
 	$(VENV)/bin/ruff check --fix .
@@ -51,4 +60,4 @@ $(VENV)/.installed-dev: requirements.txt requirements-dev.txt | $(VENV)/bin/pyth
 	touch $@ $(VENV)/.installed
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache tests/types/node_modules

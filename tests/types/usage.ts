@@ -1,0 +1,70 @@
+// A page using the browser client as its README shows. `make typecheck` compiles this against
+// sports-client.d.ts with `tsc --noEmit --strict`: a declaration that drifts from the documented
+// use fails here. The @ts-expect-error lines must stay errors.
+
+import {
+  AuthEndpointError,
+  backoff,
+  type ConnectionState,
+  type MatchEvent,
+  type MatchPage,
+  RpcError,
+  SportsClient,
+  type TokenResponse,
+  UnauthorizedError,
+} from "../../mintroute/static/sports/sports-client.js";
+
+const csrfToken = (): string => document.cookie.match(/csrftoken=([^;]+)/)?.[1] ?? "";
+
+const client = new SportsClient({
+  authEndpoint: "/api/sports-token",
+  authHeaders: () => ({ "X-CSRFToken": csrfToken() }),
+  refreshLeewaySec: 30,
+});
+
+const withFetchToken = new SportsClient({
+  fetchToken: async ({ reason }): Promise<TokenResponse> => {
+    const response = await fetch("/api/sports-token", { method: "POST", body: JSON.stringify({ reason }) });
+    return (await response.json()) as TokenResponse;
+  },
+  baseUrl: "https://sports.example",
+  BroadcastChannel: null,
+  locks: null,
+});
+
+// @ts-expect-error: authEndpoint and fetchToken are exclusive
+new SportsClient({ authEndpoint: "/api/sports-token", fetchToken: async () => ({ token: "", expiresAt: "" }) });
+
+async function page(): Promise<void> {
+  const listing: MatchPage = await client.matches.list({ sports: ["football"], limit: 10 });
+  const next: string | null = listing.pagination.nextCursor;
+  if (next !== null) await client.matches.list({ cursor: next });
+  const total: number = await client.rpc<number>("matches.count", { sports: ["tennis"] });
+  void total;
+
+  await client.connect();
+  const subscription = await client.subscribe({ sports: ["football"] }, (event: MatchEvent) => {
+    const score: string = `${event.match.score.home}:${event.match.score.away}`;
+    void score;
+  });
+  await subscription.unsubscribe();
+
+  const stop = client.on("state", (state: ConnectionState) => void state);
+  stop();
+  client.on("token", ({ expiresAt, reason, fingerprint }) => void [expiresAt, reason, fingerprint]);
+  client.on("error", (error) => {
+    if (error instanceof AuthEndpointError && error.final) location.reload();
+    if (error instanceof UnauthorizedError) void error.code;
+    if (error instanceof RpcError) void [error.code, error.data, error.requestId];
+  });
+  // @ts-expect-error: not an event of the client
+  client.on("message", () => undefined);
+
+  const delay: number = backoff(3, { baseMs: 500, capMs: 30_000, random: Math.random });
+  void delay;
+  client.dropConnection();
+  client.close();
+  withFetchToken.close();
+}
+
+void page;
