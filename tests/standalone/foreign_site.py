@@ -45,8 +45,8 @@ def scrubbed_environment(**extra: str) -> dict[str, str]:
     return {**kept, "PYTHONDONTWRITEBYTECODE": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1", **extra}
 
 
-def run(command: list[str], *, cwd: Path, timeout: float = COMMAND_TIMEOUT, **extra_env: str) -> str:
-    """Run a command to completion; its combined output, or an AssertionError that shows it."""
+def run_status(command: list[str], *, cwd: Path, timeout: float = COMMAND_TIMEOUT, **extra_env: str) -> tuple[int, str]:
+    """Run a command to completion in a scrubbed environment: (exit code, combined output)."""
     completed = subprocess.run(  # noqa: S603 - commands built by the tests themselves
         command,
         cwd=cwd,
@@ -56,8 +56,13 @@ def run(command: list[str], *, cwd: Path, timeout: float = COMMAND_TIMEOUT, **ex
         timeout=timeout,
         check=False,
     )
-    output = completed.stdout + completed.stderr
-    assert completed.returncode == 0, f"{' '.join(command)} exited {completed.returncode}:\n{output}"
+    return completed.returncode, completed.stdout + completed.stderr
+
+
+def run(command: list[str], *, cwd: Path, timeout: float = COMMAND_TIMEOUT, **extra_env: str) -> str:
+    """Run a command to completion; its combined output, or an AssertionError that shows it."""
+    status, output = run_status(command, cwd=cwd, timeout=timeout, **extra_env)
+    assert status == 0, f"{' '.join(command)} exited {status}:\n{output}"
     return output
 
 
@@ -193,18 +198,9 @@ class ForeignSite:
 
     def manage_status(self, *arguments: str) -> tuple[int, str]:
         """Run manage.py without asserting success: (exit code, combined output)."""
-        completed = subprocess.run(  # noqa: S603 - fixed interpreter and arguments
-            [str(self.python), "manage.py", *arguments],
-            cwd=self.root,
-            env=scrubbed_environment(),
-            capture_output=True,
-            text=True,
-            timeout=COMMAND_TIMEOUT,
-            check=False,
-        )
-        output = completed.stdout + completed.stderr
+        status, output = run_status([str(self.python), "manage.py", *arguments], cwd=self.root)
         self.log.append(output)
-        return completed.returncode, output
+        return status, output
 
     def python_says(self, code: str) -> str:
         """What a snippet prints when run with the site's interpreter in the site's folder."""
