@@ -213,6 +213,16 @@ export function createFakeWebSocket() {
       this.serverSend({ jsonrpc: "2.0", id: frame.id, error });
     }
 
+    /** Plays the service's liveness rule: a `ping` notification every 25 s while the socket is open. */
+    keepAlive(clock) {
+      const ping = () => {
+        if (this.readyState !== 1) return;
+        this.serverSend({ jsonrpc: "2.0", method: "ping", params: {} });
+        clock.setTimeout(ping, 25_000);
+      };
+      clock.setTimeout(ping, 25_000);
+    }
+
     /** Opens, then answers the first frame (`auth`) with success. */
     async acceptAuth() {
       this.serverOpen();

@@ -128,7 +128,9 @@ describe("rpc over HTTP", () => {
       headers: { "Content-Type": "application/json", "X-CSRFToken": "csrf-abc" },
       body: { reason: "initial" },
       credentials: "same-origin",
+      signal: mint.signal,
     });
+    assert.ok(mint.signal instanceof AbortSignal);
     const [call] = world.backend.rpcs;
     assert.deepEqual(call, {
       url: RPC_URL,
@@ -136,7 +138,9 @@ describe("rpc over HTTP", () => {
       headers: { "Content-Type": "application/json", Authorization: "Bearer jwt-1" },
       body: { jsonrpc: "2.0", id: "1", method: "matches.list", params: { limit: 5 } },
       credentials: "omit",
+      signal: call.signal,
     });
+    assert.ok(call.signal instanceof AbortSignal);
     assert.deepEqual(events.token, [
       {
         expiresAt: new Date(world.clock.now + 600_000).toISOString(),
@@ -297,7 +301,8 @@ describe("unauthorized mid-call", () => {
       if (url === RPC_URL && world.backend.rpcs.length === 1) await rpcGate.promise;
       return world.backend.fetch(url, init);
     };
-    const { client } = createTab(world, { fetch, random: () => 0 });
+    // The held-back call outlives the refresh timer: far beyond the default request timeout.
+    const { client } = createTab(world, { fetch, random: () => 0, requestTimeoutSec: 3600 });
     await client.rpc("warm-up");
     const reused = deferred();
     world.backend.mintAnswers.push(reused.promise);

@@ -5,6 +5,10 @@ import { describe, test } from "node:test";
 
 import { FakeLocks, START_MS, createBroadcastHub, createTab, createWorld, flush } from "./fakes.mjs";
 
+/** The default channel is named after the mint route, resolved; the Web Lock after the channel. */
+const CHANNEL_NAME = "sports-client:https://sports.test/api/sports-token";
+const LOCK_NAME = `${CHANNEL_NAME}-refresh`;
+
 /** `count` tabs sharing a BroadcastChannel hub and (when `withLocks`) one Web Locks manager. */
 function openTabs(count, { withLocks, randoms = [] } = {}) {
   const world = createWorld();
@@ -55,7 +59,7 @@ describe("tabs sharing a token", () => {
     await world.clock.advance(570_000); // both tabs' timers fire now
     await world.clock.advance(50); // the first tab releases the lock; the second finds a fresh token
     assert.deepEqual(world.backend.mintReasons, ["initial", "refresh"]);
-    assert.deepEqual(locks.requested, ["sports-client-refresh", "sports-client-refresh"]);
+    assert.deepEqual(locks.requested, [LOCK_NAME, LOCK_NAME]);
     assert.deepEqual(await bearersAfter(world, tabs), ["Bearer jwt-2", "Bearer jwt-2"]);
 
     await world.clock.advance(570_000);
@@ -106,7 +110,7 @@ describe("tabs sharing a token", () => {
     const [{ client, events }] = tabs;
     await client.rpc("ping");
     const held = events.token[0].expiresAt;
-    const otherTab = new BroadcastChannel("sports-client");
+    const otherTab = new BroadcastChannel(CHANNEL_NAME);
 
     otherTab.postMessage({ type: "token", token: "older", expiresAt: held, skewMs: 0 });
     otherTab.postMessage({ type: "token", token: "broken", expiresAt: "later", skewMs: 0 });
@@ -123,7 +127,7 @@ describe("tabs sharing a token", () => {
   test("a token already due for refresh is not adopted, even by a tab without one", async () => {
     const { world, tabs, BroadcastChannel } = openTabs(1, { withLocks: true });
     const [{ client, events }] = tabs;
-    const otherTab = new BroadcastChannel("sports-client");
+    const otherTab = new BroadcastChannel(CHANNEL_NAME);
     const soon = new Date(world.clock.now + 20_000).toISOString(); // inside the 30 s leeway
 
     otherTab.postMessage({ type: "token", token: "nearly-dead", expiresAt: soon, skewMs: 0 });
@@ -140,7 +144,7 @@ describe("tabs sharing a token", () => {
     const { world, tabs, BroadcastChannel } = openTabs(1, { withLocks: true });
     const [{ client }] = tabs;
     await client.rpc("ping");
-    const otherTab = new BroadcastChannel("sports-client");
+    const otherTab = new BroadcastChannel(CHANNEL_NAME);
     const later = new Date(world.clock.now + 900_000).toISOString();
 
     otherTab.postMessage({ type: "token", token: "from-tab", expiresAt: later, skewMs: 0, reason: "refresh" });
@@ -164,7 +168,7 @@ describe("tabs sharing a token", () => {
     await world.clock.advance(570_000); // the first tab mints, then holds the lock for 50 ms
     first.client.close();
     let granted = false;
-    locks.request("sports-client-refresh", () => (granted = true));
+    locks.request(LOCK_NAME, () => (granted = true));
     await flush();
 
     assert.equal(granted, true);

@@ -70,6 +70,7 @@ describe("connecting", () => {
 
   test("a refresh re-authenticates the open socket instead of reconnecting", async () => {
     const { world, client, socket } = await connected({ random: () => 0 });
+    socket.keepAlive(world.clock);
 
     await world.clock.advance(570_000);
     socket.reply(socket.sent.at(-1), { ok: true });
@@ -251,17 +252,31 @@ describe("reconnecting", () => {
     });
   }
 
-  test("the backoff starts over once a connection is open again", async () => {
+  test("the backoff starts over only once a socket has stayed authenticated for 10 s", async () => {
     const { world, client, socket } = await connected({ random: () => 1 });
+    const backoffTimers = () => world.clock.pending().filter((timer) => timer.delayMs <= 30_000);
     socket.serverClose(1006);
     await world.clock.advance(500);
     world.WebSocket.latest.serverClose(1006);
     await world.clock.advance(1_000);
     await world.WebSocket.latest.acceptAuth();
 
-    world.WebSocket.latest.serverClose(1006);
+    world.WebSocket.latest.serverClose(1006); // authenticated, then dropped at once: n goes on
     await flush();
-    assert.deepEqual(world.clock.pending().filter((timer) => timer.delayMs <= 30_000).map((timer) => timer.delayMs), [500]);
+    assert.deepEqual(backoffTimers().map((timer) => timer.delayMs), [2_000]);
+    await world.clock.advance(2_000);
+    await world.WebSocket.latest.acceptAuth();
+    await world.clock.advance(9_999);
+    world.WebSocket.latest.serverClose(1006); // 1 ms short of proving itself
+    await flush();
+    assert.deepEqual(backoffTimers().map((timer) => timer.delayMs), [4_000]);
+
+    await world.clock.advance(4_000);
+    await world.WebSocket.latest.acceptAuth();
+    await world.clock.advance(10_000);
+    world.WebSocket.latest.serverClose(1006); // stayed 10 s: the backoff starts over
+    await flush();
+    assert.deepEqual(backoffTimers().map((timer) => timer.delayMs), [500]);
     client.close();
   });
 
@@ -308,7 +323,7 @@ describe("reconnecting", () => {
     socket.serverSend(event("srv-1"));
     socket.reply(lateFrame, { subscriptionId: "srv-old" });
     socket.serverClose(4401);
-    await world.clock.advance(60_000);
+    await world.clock.advance(1_000);
 
     assert.deepEqual(socket.closedByClient, { code: 1000 });
     assert.deepEqual(world.backend.mintReasons, ["initial", "unauthorized"]);
@@ -326,7 +341,7 @@ describe("reconnecting", () => {
     replacement.serverSend(event("srv-7"));
     socket.serverSend(event("srv-7")); // the old socket, with an id that is valid on the new one
     socket.serverSend({ jsonrpc: "2.0", method: "auth.expired", params: {} });
-    await world.clock.advance(60_000);
+    await world.clock.advance(30_000);
 
     assert.deepEqual(received.map((params) => params.subscriptionId), ["sub-1"]);
     assert.equal(world.WebSocket.instances.length, 2);

@@ -1,0 +1,101 @@
+/** One WebSocket and the requests awaiting answers on it, each bounded in time. */
+
+import { RpcError } from "./errors.js";
+import { resultOf } from "./rpc.js";
+
+export const connectionLost = (requestId) =>
+  new RpcError("unavailable", "The WebSocket closed before the answer arrived.", undefined, { requestId });
+
+/** Once disposed (closed by either side) it ignores everything its socket still does. */
+export class Connection {
+  #socket;
+  #timers;
+  #timeoutMs;
+  #pending = new Map();
+  #nextId = 1;
+  #disposed = false;
+
+  constructor({ WebSocket, url, timers, timeoutMs, onOpen, onFrame, onNotification, onClose }) {
+    this.#timers = timers;
+    this.#timeoutMs = timeoutMs;
+    this.#socket = new WebSocket(url);
+    this.#socket.addEventListener("open", () => {
+      if (!this.#disposed) onOpen();
+    });
+    this.#socket.addEventListener("message", (event) => {
+      if (this.#disposed) return;
+      onFrame();
+      this.#receive(event.data, onNotification);
+    });
+    this.#socket.addEventListener("close", (event) => {
+      if (this.#disposed) return;
+      this.#dispose(connectionLost);
+      onClose(event.code);
+    });
+  }
+
+  /** Sends a request; its answer's result, or RpcError ("timeout" after timeoutMs, "unavailable"). */
+  request(method, params) {
+    if (this.#disposed) return Promise.reject(connectionLost(null));
+    const id = String(this.#nextId++);
+    return new Promise((resolve, reject) => {
+      const timer = this.#timers.after(this.#timeoutMs, () => {
+        this.#pending.delete(id);
+        const seconds = this.#timeoutMs / 1000;
+        const message = `${method} got no answer on the WebSocket within ${seconds} s (requestTimeoutSec).`;
+        reject(new RpcError("timeout", message, undefined, { requestId: id }));
+      });
+      this.#pending.set(id, { resolve, reject, timer });
+      try {
+        this.#socket.send(JSON.stringify({ jsonrpc: "2.0", id, method, params }));
+      } catch {
+        // Closed under our feet; its close event is on the way and will dispose this connection.
+        this.#settle(id, () => reject(connectionLost(id)));
+      }
+    });
+  }
+
+  /** Closes the socket; what is pending is rejected with `error(requestId)`. */
+  close(error = connectionLost) {
+    if (this.#disposed) return;
+    this.#dispose(error);
+    this.#socket.close(1000);
+  }
+
+  #receive(data, onNotification) {
+    let frame;
+    try {
+      frame = JSON.parse(data);
+    } catch {
+      return;
+    }
+    const isNotification = typeof frame?.method === "string" && frame.id === undefined;
+    if (isNotification) return onNotification(frame.method, frame.params ?? {});
+    const waiter = this.#pending.get(frame?.id);
+    if (!waiter) return;
+    this.#settle(frame.id, () => {
+      try {
+        waiter.resolve(resultOf(frame, frame.id));
+      } catch (error) {
+        waiter.reject(error);
+      }
+    });
+  }
+
+  #settle(id, settle) {
+    const waiter = this.#pending.get(id);
+    if (!waiter) return;
+    this.#pending.delete(id);
+    this.#timers.cancel(waiter.timer);
+    settle();
+  }
+
+  #dispose(error) {
+    this.#disposed = true;
+    for (const [id, waiter] of this.#pending) {
+      this.#timers.cancel(waiter.timer);
+      waiter.reject(error(id));
+    }
+    this.#pending.clear();
+  }
+}

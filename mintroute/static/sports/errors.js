@@ -1,0 +1,61 @@
+/**
+ * What the client throws and emits.
+ *
+ *     Error
+ *     ├── RpcError            the service answered with an error, or no usable answer came in time
+ *     │   └── UnauthorizedError   the credential was refused, and refused again with a new token
+ *     └── AuthEndpointError   the mint route (or fetchToken) gave no usable token
+ */
+
+const FINAL_MINT_STATUSES = new Set([401, 403]);
+
+/**
+ * The service answered a call with `error`, or the client gave up on it. Codes the client makes
+ * itself: "unavailable" (unreachable, socket lost), "timeout", "bad_response", "closed".
+ */
+export class RpcError extends Error {
+  constructor(code, message, data = undefined, { requestId = null, cause } = {}) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = "RpcError";
+    this.code = code;
+    this.data = data;
+    this.requestId = requestId;
+  }
+}
+
+/** The credential was refused, and refused again with a newly minted token. */
+export class UnauthorizedError extends RpcError {
+  constructor(message, data = undefined, options = {}) {
+    super("unauthorized", message, data, options);
+    this.name = "UnauthorizedError";
+    /** The service's `error.data.reason` ("expired_token", "revoked_key", ...), or null. */
+    this.reason = typeof data?.reason === "string" ? data.reason : null;
+  }
+}
+
+/**
+ * The mint route (or `fetchToken`) gave no usable token. `status` is the HTTP status, or 0 when
+ * there was none to give: no answer in time, a network failure, a body of the wrong shape.
+ * `final` means retrying cannot help (401, 403, a redirect to the login page): the user has to
+ * sign in again.
+ */
+export class AuthEndpointError extends Error {
+  constructor(message, { status = 0, retryAfter = null, final = FINAL_MINT_STATUSES.has(status), cause } = {}) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = "AuthEndpointError";
+    this.status = status;
+    this.retryAfter = retryAfter;
+    this.final = final;
+  }
+}
+
+/** How long the service or the mint route asked us to wait before trying again, in seconds. */
+export function retryAfterSec(error) {
+  const seconds = error instanceof AuthEndpointError ? error.retryAfter : error?.data?.retryAfter;
+  return Number.isFinite(seconds) && seconds > 0 ? seconds : 0;
+}
+
+/** A short description of something thrown, for a message that says what went wrong. */
+export function describe(thrown) {
+  return thrown?.message ?? String(thrown);
+}

@@ -1,0 +1,452 @@
+/**
+ * The live connection: authenticates with the first frame, re-authenticates on the open socket
+ * after every refresh, reconnects with backoff after a drop and restores the subscriptions.
+ *
+ * It gives up where retrying cannot help (auth refused twice in a row, close codes 1008 and 4403),
+ * waits as long as the service asks (retryAfter), waits for the network while the page is offline,
+ * and treats a socket that has been silent for 60 s as dead. Only the current Connection is
+ * listened to; a superseded one is closed and ignored.
+ */
+
+import { Connection } from "./connection.js";
+import { RpcError, UnauthorizedError, retryAfterSec } from "./errors.js";
+import { callSafely } from "./events.js";
+import { backoff, retryDelayMs } from "./timing.js";
+
+const CLOSE_POLICY_VIOLATION = 1008;
+const CLOSE_UNAUTHORIZED = 4401;
+const CLOSE_FORBIDDEN = 4403;
+const CLOSE_RATE_LIMITED = 4429;
+const FINAL_CLOSE_CODES = new Set([CLOSE_POLICY_VIOLATION, CLOSE_FORBIDDEN]);
+/** Notifications after which the server closes with 4401: the socket's credential is gone. */
+const CREDENTIAL_ENDED = new Set(["auth.expired", "auth.revoked"]);
+/** A socket authenticated this long has proven itself: the backoff starts over. */
+const STABLE_AFTER_MS = 10_000;
+/** The server pings after 25 s of silence, so a minute without any frame means a dead socket. */
+const SILENCE_LIMIT_MS = 60_000;
+/** Refusals of a subscription that no retry can change. */
+const FINAL_SUBSCRIBE_CODES = new Set(["invalid_params", "forbidden"]);
+const CONNECTION_LOST_CODES = new Set(["unavailable", "closed"]);
+
+/** What `subscribe()` resolves with. `state`: "active" | "restoring" | "failed" | "closed". */
+class SubscriptionHandle {
+  #subscription;
+  #unsubscribe;
+
+  constructor(subscription, unsubscribe) {
+    this.#subscription = subscription;
+    this.#unsubscribe = unsubscribe;
+  }
+
+  get id() {
+    return this.#subscription.id;
+  }
+
+  get state() {
+    return this.#subscription.state;
+  }
+
+  unsubscribe() {
+    return this.#unsubscribe(this.#subscription);
+  }
+}
+
+export class LiveSocket {
+  #url;
+  #WebSocket;
+  #tokens;
+  #timers;
+  #now;
+  #random;
+  #timeoutMs;
+  #events;
+  #state = "idle";
+  #wanted = false;
+  #online = true;
+  #attempting = false;
+  #connection = null;
+  #socketToken = null;
+  /** Why the next attempt needs a new token ("reconnect" | "unauthorized"), or null. */
+  #renewReason = null;
+  /** n of the backoff: attempts since the last socket that stayed authenticated for 10 s. */
+  #attempt = 0;
+  /** `auth` refusals in a row; the second one is final. */
+  #refusals = 0;
+  #authenticatedAtMs = 0;
+  #lastFrameAtMs = 0;
+  /** The service asked for no attempt before this time (retryAfter). */
+  #notBeforeMs = 0;
+  /** The retryAfter last seen on this socket, for a 4429 close that carries none. */
+  #lastRetryAfterSec = 0;
+  #retryTimer = null;
+  #openTimer = null;
+  #silenceTimer = null;
+  #openWaiters = [];
+  #subscriptions = new Map();
+  #byServerId = new Map();
+  #nextLocalId = 1;
+
+  constructor({ url, WebSocket, tokens, timers, now, random, timeoutMs, events }) {
+    this.#url = url;
+    this.#WebSocket = WebSocket;
+    this.#tokens = tokens;
+    this.#timers = timers;
+    this.#now = now;
+    this.#random = random;
+    this.#timeoutMs = timeoutMs;
+    this.#events = events;
+  }
+
+  get state() {
+    return this.#state;
+  }
+
+  /** Resolves once authenticated; rejects when this attempt fails (the client keeps trying). */
+  connect() {
+    if (this.#state === "open") return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      this.#openWaiters.push({ resolve, reject });
+      if (this.#wanted) {
+        // Offline, no attempt is scheduled; the page asking is reason enough to try.
+        if (!this.#online && this.#state === "reconnecting") this.#attemptNow();
+        return;
+      }
+      if (this.#state === "unauthorized") this.#startOver();
+      this.#wanted = true;
+      this.#setState("connecting");
+      this.#attemptNow();
+    });
+  }
+
+  subscribe(params, onEvent) {
+    const subscription = { id: `sub-${this.#nextLocalId++}`, params, onEvent, serverId: null, state: "restoring" };
+    subscription.confirmed = false;
+    subscription.failures = 0;
+    subscription.retryTimer = null;
+    subscription.handle = new SubscriptionHandle(subscription, (it) => this.#unsubscribe(it));
+    const answer = new Promise((resolve, reject) => {
+      subscription.answer = { resolve, reject };
+    });
+    this.#subscriptions.set(subscription.id, subscription);
+    if (this.#state === "open") this.#sendSubscribe(this.#connection, subscription);
+    else this.connect().catch(() => {}); // a failed attempt rejects the subscription with the same error
+    return answer;
+  }
+
+  /** A new token replaces the socket's credential without reconnecting. */
+  reauthenticate(token) {
+    const connection = this.#connection;
+    if (this.#state !== "open" || token === this.#socketToken) return;
+    this.#socketToken = token;
+    connection.request("auth", { token }).catch((error) => {
+      if (connection !== this.#connection) return;
+      if (error instanceof UnauthorizedError) return this.#lost(connection, { refusal: error });
+      if (!CONNECTION_LOST_CODES.has(error.code)) this.#events.onError(error);
+    });
+  }
+
+  /** Closes the open socket the way a network drop would; the reconnect logic takes over. */
+  drop() {
+    if (this.#state === "open") this.#lost(this.#connection, {});
+  }
+
+  /** The browser says the network is back: a reconnect waiting for its timer goes now. */
+  wentOnline() {
+    this.#online = true;
+    if (!this.#wanted || this.#state !== "reconnecting" || this.#connection || this.#attempting) return;
+    this.#timers.cancel(this.#retryTimer);
+    const waitMs = this.#notBeforeMs - this.#now(); // the service's retryAfter still holds
+    if (waitMs > 0) this.#retryTimer = this.#timers.after(waitMs, () => this.#attemptNow());
+    else this.#attemptNow();
+  }
+
+  /** The browser says the network is gone: no reconnect attempt until it comes back. */
+  wentOffline() {
+    this.#online = false;
+    this.#timers.cancel(this.#retryTimer);
+    this.#retryTimer = null;
+  }
+
+  /** Ends everything; `finalState` is "closed" (by the page) or "unauthorized" (the user signed out). */
+  stop(reason, finalState) {
+    this.#wanted = false;
+    this.#cancelTimers();
+    this.#connection?.close(() => reason);
+    this.#connection = null;
+    for (const waiter of this.#openWaiters.splice(0)) waiter.reject(reason);
+    for (const subscription of this.#subscriptions.values()) {
+      this.#timers.cancel(subscription.retryTimer);
+      if (!subscription.confirmed) subscription.answer.reject(reason);
+      subscription.state = finalState === "closed" ? "closed" : "failed";
+    }
+    this.#subscriptions.clear();
+    this.#byServerId.clear();
+    this.#setState(finalState);
+  }
+
+  #setState(state) {
+    if (state === this.#state) return;
+    this.#state = state;
+    this.#events.onState(state);
+  }
+
+  #startOver() {
+    this.#refusals = 0;
+    this.#attempt = 0;
+    this.#notBeforeMs = 0;
+    for (const subscription of this.#subscriptions.values()) subscription.state = "restoring";
+  }
+
+  async #attemptNow() {
+    this.#retryTimer = null;
+    if (!this.#wanted || this.#connection || this.#attempting) return;
+    this.#attempting = true;
+    let token;
+    try {
+      token = await this.#tokenForAttempt();
+    } catch (error) {
+      this.#attempting = false;
+      if (this.#wanted) this.#attemptFailed(error); // a final refusal has stopped everything already
+      return;
+    }
+    this.#attempting = false;
+    if (!this.#wanted) return;
+    this.#socketToken = token;
+    try {
+      this.#connection = this.#open(token);
+    } catch (error) {
+      this.#attemptFailed(error); // e.g. a malformed wsUrl
+    }
+  }
+
+  async #tokenForAttempt() {
+    if (!this.#renewReason) return this.#tokens.current();
+    const token = await this.#tokens.replace(this.#socketToken, this.#renewReason);
+    this.#renewReason = null;
+    return token;
+  }
+
+  #open(token) {
+    const connection = new Connection({
+      WebSocket: this.#WebSocket,
+      url: this.#url,
+      timers: this.#timers,
+      timeoutMs: this.#timeoutMs,
+      onOpen: () => {
+        this.#timers.cancel(this.#openTimer);
+        this.#authenticate(connection, token);
+      },
+      onFrame: () => {
+        this.#lastFrameAtMs = this.#now();
+      },
+      onNotification: (method, params) => this.#onNotification(connection, method, params),
+      onClose: (code) => {
+        if (connection === this.#connection) this.#lost(connection, { closeCode: code });
+      },
+    });
+    this.#openTimer = this.#timers.after(this.#timeoutMs, () => {
+      if (connection !== this.#connection) return;
+      const seconds = this.#timeoutMs / 1000;
+      const error = new RpcError("timeout", `The WebSocket did not open within ${seconds} s (requestTimeoutSec).`);
+      this.#lost(connection, { error });
+    });
+    return connection;
+  }
+
+  async #authenticate(connection, token) {
+    try {
+      await connection.request("auth", { token });
+    } catch (error) {
+      if (connection !== this.#connection) return;
+      return this.#lost(connection, error instanceof UnauthorizedError ? { refusal: error } : { error });
+    }
+    if (connection !== this.#connection) return;
+    this.#refusals = 0;
+    this.#lastRetryAfterSec = 0;
+    this.#authenticatedAtMs = this.#now();
+    this.#watchForSilence(connection);
+    this.#setState("open");
+    for (const waiter of this.#openWaiters.splice(0)) waiter.resolve();
+    // A refresh may have landed while the socket was opening.
+    if (this.#tokens.latest) this.reauthenticate(this.#tokens.latest);
+    for (const subscription of this.#subscriptions.values()) this.#sendSubscribe(connection, subscription);
+  }
+
+  #onNotification(connection, method, params) {
+    if (connection !== this.#connection) return;
+    if (CREDENTIAL_ENDED.has(method)) {
+      const message = `The service ended the socket's credential (${method}).`;
+      return this.#lost(connection, { refusal: new UnauthorizedError(message, params) });
+    }
+    if (method === "matches.event") this.#deliver(params);
+  }
+
+  #watchForSilence(connection) {
+    const check = () => {
+      if (connection !== this.#connection) return;
+      const silentMs = this.#now() - this.#lastFrameAtMs;
+      if (silentMs < SILENCE_LIMIT_MS) {
+        this.#silenceTimer = this.#timers.after(SILENCE_LIMIT_MS - silentMs, check);
+      } else {
+        this.#lost(connection, {}); // half-open: the network died without a close frame
+      }
+    };
+    this.#silenceTimer = this.#timers.after(SILENCE_LIMIT_MS, check);
+  }
+
+  /**
+   * The current connection is over, for one of these reasons: `refusal` (auth refused, 4401, the
+   * credential ended), `closeCode` (closed by the server or the network), `error` (the attempt
+   * failed: timeout, rate_limited, ...), or nothing (dropped by us: dead or dropConnection()).
+   */
+  #lost(connection, { refusal = null, closeCode = null, error = null }) {
+    const wasOpen = this.#state === "open";
+    connection.close();
+    this.#connection = null;
+    this.#timers.cancel(this.#openTimer);
+    this.#timers.cancel(this.#silenceTimer);
+    if (wasOpen && this.#now() - this.#authenticatedAtMs >= STABLE_AFTER_MS) this.#attempt = 0;
+    if (FINAL_CLOSE_CODES.has(closeCode)) {
+      const message = `The service closed the socket with code ${closeCode}: this credential may not connect.`;
+      return this.#giveUp(new UnauthorizedError(message, { closeCode }));
+    }
+    if (closeCode === CLOSE_UNAUTHORIZED) {
+      refusal = new UnauthorizedError("The service closed the socket with code 4401 (unauthorized).", { closeCode });
+    }
+    if (refusal) return this.#refused(refusal);
+    if (error) return this.#attemptFailed(error);
+    if (closeCode === CLOSE_RATE_LIMITED) this.#deferBy(this.#lastRetryAfterSec);
+    if (!wasOpen) {
+      const message = `The WebSocket closed before it was authenticated (code ${closeCode}).`;
+      return this.#attemptFailed(new RpcError("unavailable", message, { closeCode }));
+    }
+    this.#renewReason = "reconnect";
+    this.#scheduleRetry();
+  }
+
+  /** The credential was refused: once is retried with a newly minted token, twice is final. */
+  #refused(refusal) {
+    this.#tokens.refuse(this.#socketToken);
+    if (++this.#refusals >= 2) return this.#giveUp(refusal);
+    this.#renewReason = "unauthorized";
+    this.#scheduleRetry();
+  }
+
+  #attemptFailed(error) {
+    this.#events.onError(error);
+    this.#deferBy(retryAfterSec(error));
+    this.#rejectWaiters(error);
+    this.#scheduleRetry();
+  }
+
+  #deferBy(seconds) {
+    this.#notBeforeMs = Math.max(this.#notBeforeMs, this.#now() + seconds * 1000);
+  }
+
+  /** Nothing more by itself: no socket, no mint, until the page calls connect() again. */
+  #giveUp(error) {
+    this.#wanted = false;
+    this.#cancelTimers();
+    this.#tokens.refuse(this.#socketToken);
+    this.#tokens.pause();
+    this.#byServerId.clear();
+    for (const subscription of this.#subscriptions.values()) {
+      this.#timers.cancel(subscription.retryTimer);
+      subscription.serverId = null;
+      subscription.state = "failed";
+    }
+    this.#events.onError(error);
+    this.#setState("unauthorized");
+    this.#rejectWaiters(error);
+  }
+
+  /** Pending connect() calls and subscriptions not yet confirmed settle with this attempt's error. */
+  #rejectWaiters(error) {
+    for (const waiter of this.#openWaiters.splice(0)) waiter.reject(error);
+    for (const subscription of this.#subscriptions.values()) {
+      if (subscription.confirmed) continue;
+      this.#subscriptions.delete(subscription.id);
+      subscription.state = "failed";
+      subscription.answer.reject(error);
+    }
+  }
+
+  #scheduleRetry() {
+    this.#setState("reconnecting");
+    this.#byServerId.clear();
+    for (const subscription of this.#subscriptions.values()) {
+      this.#timers.cancel(subscription.retryTimer);
+      subscription.serverId = null;
+      if (subscription.state === "active") subscription.state = "restoring";
+    }
+    if (!this.#online) return; // wentOnline() schedules it
+    const delayMs = Math.max(this.#notBeforeMs - this.#now(), backoff(this.#attempt++, { random: this.#random }));
+    this.#retryTimer = this.#timers.after(delayMs, () => this.#attemptNow());
+  }
+
+  #cancelTimers() {
+    for (const timer of [this.#retryTimer, this.#openTimer, this.#silenceTimer]) this.#timers.cancel(timer);
+    this.#retryTimer = this.#openTimer = this.#silenceTimer = null;
+  }
+
+  async #sendSubscribe(connection, subscription) {
+    let result;
+    try {
+      result = await connection.request("matches.subscribe", subscription.params);
+    } catch (error) {
+      if (connection !== this.#connection || !this.#subscriptions.has(subscription.id)) return;
+      if (CONNECTION_LOST_CODES.has(error.code)) return; // the next connection restores it
+      return this.#subscribeRefused(connection, subscription, error);
+    }
+    if (connection !== this.#connection) return;
+    if (!this.#subscriptions.has(subscription.id)) {
+      // Unsubscribed while the server was still saying yes.
+      const unsubscribed = connection.request("matches.unsubscribe", { subscriptionId: result.subscriptionId });
+      return unsubscribed.catch(() => {});
+    }
+    subscription.serverId = result.subscriptionId;
+    subscription.state = "active";
+    subscription.failures = 0;
+    this.#byServerId.set(result.subscriptionId, subscription);
+    if (!subscription.confirmed) {
+      subscription.confirmed = true;
+      subscription.answer.resolve(subscription.handle);
+    }
+  }
+
+  /** A first subscribe rejects its caller; a restore is retried, unless no retry can help. */
+  #subscribeRefused(connection, subscription, error) {
+    if (!subscription.confirmed || FINAL_SUBSCRIBE_CODES.has(error.code)) {
+      this.#subscriptions.delete(subscription.id);
+      subscription.state = "failed";
+      if (!subscription.confirmed) return subscription.answer.reject(error);
+    }
+    this.#events.onError(error);
+    if (subscription.state === "failed") return;
+    if (retryAfterSec(error)) this.#lastRetryAfterSec = retryAfterSec(error); // kept for a 4429 close
+    const delayMs = retryDelayMs(error, subscription.failures++, this.#random);
+    subscription.retryTimer = this.#timers.after(delayMs, () => {
+      if (connection === this.#connection) this.#sendSubscribe(connection, subscription);
+    });
+  }
+
+  async #unsubscribe(subscription) {
+    if (!this.#subscriptions.delete(subscription.id)) return;
+    this.#timers.cancel(subscription.retryTimer);
+    subscription.state = "closed";
+    if (subscription.serverId === null) return;
+    this.#byServerId.delete(subscription.serverId);
+    if (this.#state !== "open") return;
+    try {
+      await this.#connection.request("matches.unsubscribe", { subscriptionId: subscription.serverId });
+    } catch (error) {
+      // A closed socket drops the subscription anyway.
+      if (!CONNECTION_LOST_CODES.has(error.code)) throw error;
+    }
+  }
+
+  #deliver(params) {
+    const subscription = this.#byServerId.get(params?.subscriptionId);
+    if (subscription) callSafely(subscription.onEvent, { ...params, subscriptionId: subscription.id });
+  }
+}
