@@ -30,7 +30,7 @@ bench: install-dev
 # The browser client's unit tests: Node's own runner, nothing from npm. The client's folder is an
 # ES module package (its package.json says "type": "module"), so Node never guesses.
 jstest:
-	node --test tests/js/
+	node --test --test-timeout=30000 tests/js/
 
 # The browser client's .d.ts and a usage example, compiled by the pinned TypeScript (tests/types/).
 typecheck: tests/types/node_modules/.installed

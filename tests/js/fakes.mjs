@@ -68,16 +68,22 @@ export function deferred() {
   return { promise, resolve, reject };
 }
 
-/** What fetch resolves with: enough of Response for the client. */
-export function fakeResponse({ status = 200, headers = {}, body } = {}) {
+/** What fetch resolves with: enough of Response for the client (`redirected`, `url` as fetch sets them). */
+export function fakeResponse({ status = 200, headers = {}, body, redirected = false, url = "" } = {}) {
   return {
     ok: status >= 200 && status < 300,
     status,
     statusText: "",
+    type: "basic",
+    redirected,
+    url,
     headers: new Headers(headers),
     json: async () => (typeof body === "string" ? JSON.parse(body) : structuredClone(body)),
   };
 }
+
+/** A promise that never settles: a server that accepted the request and went silent. */
+export const never = () => new Promise(() => {});
 
 /**
  * The integrator's mint route and the service's RPC endpoint behind one fetch. The mint route
@@ -89,6 +95,8 @@ export class FakeBackend {
   requests = [];
   mintAnswers = [];
   refusedTokens = new Set();
+  /** The `error.data` of those refusals, e.g. {reason: "expired_token"}; absent when undefined. */
+  refusalData = undefined;
   rpcResult = (envelope) => ({ echo: envelope.method });
   issued = new Map();
   ttlSec = 600;
@@ -150,7 +158,7 @@ export class FakeBackend {
     const accepted = expiresAtMs > this.serverNow && !this.refusedTokens.has(token);
     const body = accepted
       ? { jsonrpc: "2.0", id: envelope.id, result: this.rpcResult(envelope) }
-      : { jsonrpc: "2.0", id: envelope.id, error: { code: "unauthorized", message: "Token expired." } };
+      : { jsonrpc: "2.0", id: envelope.id, error: { code: "unauthorized", message: "Token expired.", data: this.refusalData } };
     return fakeResponse({ body });
   }
 }
@@ -296,6 +304,13 @@ export class FakeDocument extends EventTarget {
   }
 }
 
+/** The window's `online` and `offline` events. */
+export class FakeWindow extends EventTarget {
+  goes(online) {
+    this.dispatchEvent(new Event(online ? "online" : "offline"));
+  }
+}
+
 /** One client (one tab) wired to the fakes, recording every event it emits. */
 export function createTab(world, options = {}) {
   const events = { state: [], error: [], token: [] };
@@ -311,6 +326,7 @@ export function createTab(world, options = {}) {
     BroadcastChannel: null,
     locks: null,
     document: null,
+    window: null,
     ...options,
   });
   for (const name of Object.keys(events)) client.on(name, (payload) => events[name].push(payload));

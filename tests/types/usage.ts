@@ -8,8 +8,10 @@ import {
   type ConnectionState,
   type MatchEvent,
   type MatchPage,
+  type NetworkEvents,
   RpcError,
   SportsClient,
+  type SubscriptionState,
   type TokenResponse,
   UnauthorizedError,
 } from "../../mintroute/static/sports/sports-client.js";
@@ -23,14 +25,38 @@ const client = new SportsClient({
 });
 
 const withFetchToken = new SportsClient({
-  fetchToken: async ({ reason }): Promise<TokenResponse> => {
-    const response = await fetch("/api/sports-token", { method: "POST", body: JSON.stringify({ reason }) });
+  fetchToken: async ({ reason, signal }): Promise<TokenResponse> => {
+    const response = await fetch("/api/sports-token", { method: "POST", body: JSON.stringify({ reason }), signal });
     return (await response.json()) as TokenResponse;
   },
   baseUrl: "https://sports.example",
+  authTimeoutSec: 5,
+  requestTimeoutSec: 8,
   BroadcastChannel: null,
   locks: null,
+  window: null,
 });
+
+// Every authHeaders form, and every injectable a test passes.
+new SportsClient({ authEndpoint: "/api/sports-token", authHeaders: new Headers({ "X-CSRFToken": csrfToken() }) });
+new SportsClient({ authEndpoint: "/api/sports-token", authHeaders: async () => new Headers() });
+const listeners = new Map<string, () => void>();
+const fakeWindow: NetworkEvents = {
+  addEventListener: (type, listener) => void listeners.set(type, listener),
+  removeEventListener: (type) => void listeners.delete(type),
+};
+new SportsClient({
+  authEndpoint: "/api/sports-token",
+  channelName: "my-app-tokens",
+  window: fakeWindow,
+  document: null,
+  now: () => 0,
+  random: () => 0.5,
+  setTimeout: (callback, delayMs) => setTimeout(callback, delayMs),
+  clearTimeout: (handle) => clearTimeout(handle as number),
+});
+// @ts-expect-error: a timeout is a number of seconds
+new SportsClient({ authEndpoint: "/api/sports-token", authTimeoutSec: "10" });
 
 // @ts-expect-error: authEndpoint and fetchToken are exclusive
 new SportsClient({ authEndpoint: "/api/sports-token", fetchToken: async () => ({ token: "", expiresAt: "" }) });
@@ -47,6 +73,10 @@ async function page(): Promise<void> {
     const score: string = `${event.match.score.home}:${event.match.score.away}`;
     void score;
   });
+  const state: SubscriptionState = subscription.state;
+  if (state === "failed") await client.subscribe({ sports: ["football"] }, () => undefined);
+  // @ts-expect-error: the state is the client's to change
+  subscription.state = "active";
   await subscription.unsubscribe();
 
   const stop = client.on("state", (state: ConnectionState) => void state);
@@ -54,7 +84,10 @@ async function page(): Promise<void> {
   client.on("token", ({ expiresAt, reason, fingerprint }) => void [expiresAt, reason, fingerprint]);
   client.on("error", (error) => {
     if (error instanceof AuthEndpointError && error.final) location.reload();
-    if (error instanceof UnauthorizedError) void error.code;
+    if (error instanceof UnauthorizedError) {
+      const reason: string | null = error.reason;
+      void [error.code, reason];
+    }
     if (error instanceof RpcError) void [error.code, error.data, error.requestId];
   });
   // @ts-expect-error: not an event of the client

@@ -14,6 +14,8 @@ export class Connection {
   #pending = new Map();
   #nextId = 1;
   #disposed = false;
+  /** The last error the service answered on this socket: a 4429 close refers to it. */
+  lastError = null;
 
   constructor({ WebSocket, url, timers, timeoutMs, onOpen, onFrame, onNotification, onClose }) {
     this.#timers = timers;
@@ -77,6 +79,7 @@ export class Connection {
       try {
         waiter.resolve(resultOf(frame, frame.id));
       } catch (error) {
+        this.lastError = error;
         waiter.reject(error);
       }
     });

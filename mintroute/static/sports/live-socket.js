@@ -28,6 +28,14 @@ const SILENCE_LIMIT_MS = 60_000;
 const FINAL_SUBSCRIBE_CODES = new Set(["invalid_params", "forbidden"]);
 const CONNECTION_LOST_CODES = new Set(["unavailable", "closed"]);
 
+/** A 4429 close: the rate_limited answer that came before it (with its retryAfter), or one like it. */
+function rateLimitedClose(lastError) {
+  if (lastError?.code === "rate_limited") return lastError;
+  return new RpcError("rate_limited", "The service closed the socket with code 4429 (rate limited).", {
+    closeCode: CLOSE_RATE_LIMITED,
+  });
+}
+
 /** What `subscribe()` resolves with. `state`: "active" | "restoring" | "failed" | "closed". */
 class SubscriptionHandle {
   #subscription;
@@ -76,8 +84,6 @@ export class LiveSocket {
   #lastFrameAtMs = 0;
   /** The service asked for no attempt before this time (retryAfter). */
   #notBeforeMs = 0;
-  /** The retryAfter last seen on this socket, for a 4429 close that carries none. */
-  #lastRetryAfterSec = 0;
   #retryTimer = null;
   #openTimer = null;
   #silenceTimer = null;
@@ -262,7 +268,6 @@ export class LiveSocket {
     }
     if (connection !== this.#connection) return;
     this.#refusals = 0;
-    this.#lastRetryAfterSec = 0;
     this.#authenticatedAtMs = this.#now();
     this.#watchForSilence(connection);
     this.#setState("open");
@@ -311,11 +316,14 @@ export class LiveSocket {
       return this.#giveUp(new UnauthorizedError(message, { closeCode }));
     }
     if (closeCode === CLOSE_UNAUTHORIZED) {
-      refusal = new UnauthorizedError("The service closed the socket with code 4401 (unauthorized).", { closeCode });
+      // The answer that came just before the close says why, when there was one.
+      const said = connection.lastError instanceof UnauthorizedError ? connection.lastError : null;
+      refusal = said ?? new UnauthorizedError("The service closed the socket with code 4401 (unauthorized).", { closeCode });
     }
     if (refusal) return this.#refused(refusal);
-    if (error) return this.#attemptFailed(error);
-    if (closeCode === CLOSE_RATE_LIMITED) this.#deferBy(this.#lastRetryAfterSec);
+    if (closeCode === CLOSE_RATE_LIMITED) error = rateLimitedClose(connection.lastError);
+    if (error && !wasOpen) return this.#attemptFailed(error);
+    if (error) this.#deferBy(retryAfterSec(error));
     if (!wasOpen) {
       const message = `The WebSocket closed before it was authenticated (code ${closeCode}).`;
       return this.#attemptFailed(new RpcError("unavailable", message, { closeCode }));
@@ -423,7 +431,6 @@ export class LiveSocket {
     }
     this.#events.onError(error);
     if (subscription.state === "failed") return;
-    if (retryAfterSec(error)) this.#lastRetryAfterSec = retryAfterSec(error); // kept for a 4429 close
     const delayMs = retryDelayMs(error, subscription.failures++, this.#random);
     subscription.retryTimer = this.#timers.after(delayMs, () => {
       if (connection === this.#connection) this.#sendSubscribe(connection, subscription);

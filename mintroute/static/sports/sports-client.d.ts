@@ -40,8 +40,16 @@ export interface MatchEvent {
   match: Match;
 }
 
+/**
+ * "active": events flow. "restoring": the socket dropped and the client is subscribing again (or
+ * retrying after a refusal). "failed": refused for good (invalid_params, forbidden), or the socket
+ * gave up (a later connect() restores it). "closed": unsubscribed, or the client was closed.
+ */
+export type SubscriptionState = "active" | "restoring" | "failed" | "closed";
+
 export interface Subscription {
-  id: string;
+  readonly id: string;
+  readonly state: SubscriptionState;
   unsubscribe(): Promise<void>;
 }
 
@@ -60,7 +68,13 @@ export interface ClientEvents {
   token: TokenEvent;
 }
 
-type HeaderMap = Record<string, string>;
+type HeaderMap = Record<string, string> | Headers;
+
+/** What the client needs of `window`: the `online` and `offline` events. */
+export interface NetworkEvents {
+  addEventListener(type: "online" | "offline", listener: () => void): void;
+  removeEventListener(type: "online" | "offline", listener: () => void): void;
+}
 
 interface CommonOptions {
   /** The service's origin; default: the page's origin. */
@@ -69,7 +83,14 @@ interface CommonOptions {
   wsUrl?: string;
   /** Seconds before expiry at which the token is refreshed. Default 30. */
   refreshLeewaySec?: number;
-  /** Name of the BroadcastChannel that shares tokens between tabs; the Web Lock is "<name>-refresh". */
+  /** A mint (POST to authEndpoint, or fetchToken) not settled by then fails with AuthEndpointError status 0 and is aborted. Default 10. */
+  authTimeoutSec?: number;
+  /** An RPC, or a socket frame awaiting its answer, not answered by then fails with RpcError "timeout". Default 10. */
+  requestTimeoutSec?: number;
+  /**
+   * Name of the BroadcastChannel that shares tokens between tabs; the Web Lock is "<name>-refresh".
+   * Default: derived from authEndpoint (or baseUrl with fetchToken), so clients of different services never share.
+   */
   channelName?: string;
 
   // Injectables, mostly for tests. Each defaults to the browser's; null turns the feature off.
@@ -82,6 +103,8 @@ interface CommonOptions {
   BroadcastChannel?: (new (name: string) => BroadcastChannel) | null;
   locks?: Pick<LockManager, "request"> | null;
   document?: Pick<Document, "visibilityState" | "addEventListener" | "removeEventListener"> | null;
+  /** Its online/offline events: offline skips reconnect attempts, online reconnects at once. */
+  window?: NetworkEvents | null;
 }
 
 export type SportsClientOptions = CommonOptions &
@@ -89,13 +112,20 @@ export type SportsClientOptions = CommonOptions &
     | {
         /** The integrator's mint route, POSTed to with the page's cookies. */
         authEndpoint: string;
-        /** Extra headers for that POST (e.g. the CSRF token); a function is read at every fetch. */
+        /**
+         * Extra headers for that POST (e.g. the CSRF token): an object, a Headers, or a function
+         * returning either (or a promise of either), read at every mint. A function that throws
+         * fails the mint with AuthEndpointError (status 0) whose `cause` is what it threw.
+         */
         authHeaders?: HeaderMap | (() => HeaderMap | Promise<HeaderMap>);
         fetchToken?: never;
       }
     | {
-        /** Replaces the POST to authEndpoint; its answer is checked like the route's. */
-        fetchToken: (request: { reason: TokenReason }) => Promise<TokenResponse>;
+        /**
+         * Replaces the POST to authEndpoint; its answer is checked like the route's. `signal` aborts
+         * when authTimeoutSec passes or the client is closed. Clock skew is read from the JWT's `iat`.
+         */
+        fetchToken: (request: { reason: TokenReason; signal: AbortSignal }) => Promise<TokenResponse>;
         authEndpoint?: never;
         authHeaders?: never;
       }
@@ -109,15 +139,23 @@ export class SportsClient {
     list(params?: { sports?: Sport[]; limit?: number; cursor?: string }): Promise<MatchPage>;
   };
 
-  /** Calls a method over HTTP; one retry with a new token if the first answer is `unauthorized`. */
+  /**
+   * Calls a method over HTTP; one retry with a new token if the first answer is `unauthorized`.
+   * Every promise the client returns settles: by its answer, a timeout, or close().
+   */
   rpc<Result = unknown>(method: string, params?: Record<string, unknown>): Promise<Result>;
-  /** Opens the WebSocket; resolves once authenticated. */
+  /**
+   * Opens the WebSocket; resolves once authenticated, rejects when this attempt fails (the client
+   * keeps reconnecting) or when the socket gives up (auth refused twice: UnauthorizedError, state
+   * "unauthorized"; a later connect() starts over).
+   */
   connect(): Promise<void>;
   subscribe(filter: { sports?: Sport[] }, onEvent: (event: MatchEvent) => void): Promise<Subscription>;
   /** Returns the function that stops listening. */
   on<Name extends keyof ClientEvents>(eventName: Name, listener: (payload: ClientEvents[Name]) => void): () => void;
   /** Drops the WebSocket as a network failure would; the client reconnects and restores subscriptions. */
   dropConnection(): void;
+  /** Stops everything; what is pending rejects at once with RpcError "closed", an in-flight mint is aborted. */
   close(): void;
 }
 
@@ -125,7 +163,7 @@ export class SportsClient {
 export class RpcError extends Error {
   constructor(code: string, message: string, data?: unknown, options?: { requestId?: string | null; cause?: unknown });
   readonly name: "RpcError" | "UnauthorizedError";
-  /** A JSON-RPC error code, or "unavailable", "bad_response", "closed" from the client itself. */
+  /** A JSON-RPC error code, or "unavailable", "timeout", "bad_response", "closed" from the client itself. */
   readonly code: string;
   /** e.g. {retryAfter: seconds} with "rate_limited". */
   readonly data: unknown;
@@ -137,15 +175,20 @@ export class UnauthorizedError extends RpcError {
   constructor(message: string, data?: unknown, options?: { requestId?: string | null; cause?: unknown });
   readonly name: "UnauthorizedError";
   readonly code: "unauthorized";
+  /** The service's `error.data.reason` when it sent one ("expired_token", "revoked_key", ...), else null. */
+  readonly reason: string | null;
 }
 
 /** The mint route or fetchToken gave no usable token. */
 export class AuthEndpointError extends Error {
-  constructor(message: string, options?: { status?: number; retryAfter?: number | null; cause?: unknown });
+  constructor(
+    message: string,
+    options?: { status?: number; retryAfter?: number | null; final?: boolean; cause?: unknown },
+  );
   readonly name: "AuthEndpointError";
-  /** The HTTP status, or 0: network failure, wrong shape, throwing fetchToken. */
+  /** The HTTP status, or 0: no answer within authTimeoutSec, network failure, wrong shape, a throwing fetchToken or authHeaders. */
   readonly status: number;
-  /** True for 401/403: the client stops (state "unauthorized") instead of retrying. */
+  /** True for 401, 403 and a redirect to a page (the login page): the client stops (state "unauthorized") instead of retrying. */
   readonly final: boolean;
   /** Seconds, from the route's Retry-After header. */
   readonly retryAfter: number | null;

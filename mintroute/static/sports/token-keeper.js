@@ -174,7 +174,7 @@ export class TokenKeeper {
     this.#refreshTimer = this.#timers.after(delayMs, () => {
       this.#refreshTimer = null;
       this.#retrying = false;
-      this.#refreshInBackground();
+      if (this.#usable() && this.#isValid()) this.#refreshInBackground(); // else the next call mints
     });
   }
 
