@@ -138,7 +138,7 @@ WHITENOISE_AUTOREFRESH = DEBUG
 if not DEBUG:
     STORAGES = {
         "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-        "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+        "staticfiles": {"BACKEND": "config.storage.StaticFilesStorage"},
     }
 
 

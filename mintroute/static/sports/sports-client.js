@@ -1,7 +1,7 @@
 /**
- * Browser client for the sports-data service. Dependency-free ES modules: load it as it is.
+ * Browser client for the sports-data service. Dependency-free ES modules: load this file as it
+ * is (the README shows the import line), with its siblings beside it.
  *
- *     import { SportsClient } from "/static/sports/sports-client.js";
  *     const client = new SportsClient({
  *       authEndpoint: "/api/sports-token",
  *       authHeaders: () => ({ "X-CSRFToken": readCookie("csrftoken") }),
