@@ -40,11 +40,18 @@ class SportsAPIError(SportsError):
     code: str = ""
 
     def __init__(
-        self, message: str, *, code: str, request_id: str | None = None, retry_after: float | None = None
+        self,
+        message: str,
+        *,
+        code: str,
+        request_id: str | None = None,
+        retry_after: float | None = None,
+        data: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(message, request_id=request_id)
         self.code = code
         self.retry_after = retry_after
+        self.data: dict[str, Any] = data or {}
 
     def __str__(self) -> str:
         return f"{self.code}: {self.message}"
@@ -57,7 +64,11 @@ class SportsAPIError(SportsError):
 
 
 class UnauthorizedError(SportsAPIError):
-    pass
+    @property
+    def reason(self) -> str | None:
+        """Why: the service's `error.data.reason` (`expired_token`, `revoked_key`, ...), or None."""
+        reason = self.data.get("reason")
+        return reason if isinstance(reason, str) else None
 
 
 class ForbiddenError(SportsAPIError):
@@ -129,4 +140,5 @@ def api_error(answer: dict[str, Any], request_id: str) -> SportsError:
         code=error["code"],
         request_id=request_id,
         retry_after=float(retry_after) if isinstance(retry_after, (int, float)) else None,
+        data=data if isinstance(data, dict) else None,
     )

@@ -16,6 +16,8 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from sportsproxy.sandbox import conf, simulation
+from sportsproxy.sandbox.envelope import error_response
+from sportsproxy.sandbox.errors import unauthorized
 from sportsproxy.sandbox.sockets import AUTH_EXPIRED, CLOSE_UNAUTHORIZED, SocketSession
 
 logger = logging.getLogger(__name__)
@@ -102,4 +104,4 @@ class SandboxConsumer(AsyncWebsocketConsumer):
 
 def _no_auth_in_time() -> dict[str, Any]:
     message = f"No auth frame within {conf.ws_auth_timeout():g} s of connecting."
-    return {"jsonrpc": "2.0", "id": None, "error": {"code": "unauthorized", "message": message}}
+    return error_response(None, unauthorized(message, "auth_required"))

@@ -19,11 +19,15 @@ BROWSER_KEY_REFUSED = (
 def bearer_credential(authorization: str | None) -> str:
     """The credential of an `Authorization: Bearer <API key or JWT>` header."""
     if not authorization:
-        raise unauthorized("Missing Authorization header; send Authorization: Bearer <API key or token>.")
+        raise unauthorized(
+            "Missing Authorization header; send Authorization: Bearer <API key or token>.", "missing_credential"
+        )
     scheme, _, credential = authorization.partition(" ")
     credential = credential.strip()
     if scheme.lower() != "bearer" or not credential:
-        raise unauthorized("Malformed Authorization header; expected Authorization: Bearer <API key or token>.")
+        raise unauthorized(
+            "Malformed Authorization header; expected Authorization: Bearer <API key or token>.", "malformed_credential"
+        )
     return credential
 
 
@@ -37,7 +41,7 @@ def authenticate_bearer(authorization: str | None, *, from_browser: bool) -> Cal
 
 def authenticate_api_key(secret: str, *, from_browser: bool) -> Caller:
     if from_browser:
-        raise unauthorized(BROWSER_KEY_REFUSED)
+        raise unauthorized(BROWSER_KEY_REFUSED, "key_from_browser")
     return authenticate_key(secret)
 
 
@@ -57,5 +61,7 @@ def authenticate_auth_params(params: Mapping[str, Any], *, from_browser: bool) -
     if "apiKey" in params:
         return authenticate_api_key(credential, from_browser=from_browser)
     if looks_like_api_key(credential):
-        raise unauthorized("That is an API key, not a token: send it as apiKey, and only from a server.")
+        raise unauthorized(
+            "That is an API key, not a token: send it as apiKey, and only from a server.", "malformed_credential"
+        )
     return authenticate_token(credential)

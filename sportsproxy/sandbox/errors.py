@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 PARSE_ERROR = "parse_error"
 INVALID_REQUEST = "invalid_request"
@@ -30,8 +30,21 @@ class RpcError(Exception):
         return error
 
 
-def unauthorized(message: str) -> RpcError:
-    return RpcError(UNAUTHORIZED, message)
+# Why a credential was refused: `error.data.reason` of every `unauthorized`.
+UnauthorizedReason = Literal[
+    "missing_credential",  # no Authorization header
+    "malformed_credential",  # not a Bearer header, not an API key's shape, an API key sent as a token
+    "unknown_key",
+    "revoked_key",
+    "expired_token",
+    "invalid_token",  # bad signature, algorithm, claims or audience; another account's credential
+    "key_from_browser",  # an API key on a request that carries an Origin header
+    "auth_required",  # a socket frame before `auth`
+]
+
+
+def unauthorized(message: str, reason: UnauthorizedReason) -> RpcError:
+    return RpcError(UNAUTHORIZED, message, {"reason": reason})
 
 
 def invalid_params(message: str) -> RpcError:

@@ -63,14 +63,17 @@ def authenticate_key(secret: str) -> Caller:
     """The caller behind an API key; `unauthorized` for a malformed, unknown or revoked key."""
     if KEY_PATTERN.match(secret) is None:
         raise unauthorized(
-            "Malformed API key: expected sk_live_ or sk_test_ followed by at least 32 url-safe characters."
+            "Malformed API key: expected sk_live_ or sk_test_ followed by at least 32 url-safe characters.",
+            "malformed_credential",
         )
     # A fresh read on every request: revocation must take effect on the very next call.
     key = ApiKey.objects.select_related("account").filter(secret_hash=hash_secret(secret)).first()
     if key is None:
-        raise unauthorized("Unknown API key. Check the key, or create one in the dashboard.")
+        raise unauthorized("Unknown API key. Check the key, or create one in the dashboard.", "unknown_key")
     if not key.is_active:
-        raise unauthorized(f"API key {key.public_id} has been revoked. Use an active key of this account.")
+        raise unauthorized(
+            f"API key {key.public_id} has been revoked. Use an active key of this account.", "revoked_key"
+        )
     _touch_last_used(key)
     return Caller(
         kind="api_key",

@@ -59,7 +59,7 @@ def request_caller(params: Mapping[str, Any], context: Context) -> Caller:
     if context.socket is None:
         return authenticate_bearer(context.authorization, from_browser=context.from_browser)
     if context.socket.caller is None:
-        raise unauthorized('Send auth with {"apiKey": ...} or {"token": ...} first.')
+        raise unauthorized('Send auth with {"apiKey": ...} or {"token": ...} first.', "auth_required")
     return context.socket.caller
 
 

@@ -59,7 +59,9 @@ class SocketSession:
         if self.credential_expired():  # between two ticks: never serve a frame on an expired token
             return AUTH_EXPIRED, CLOSE_UNAUTHORIZED
         if self.caller.kind == "api_key" and not key_is_active(self.caller.key_id):
-            refusal = unauthorized(f"API key {self.caller.key_id} has been revoked; this socket is closed.")
+            refusal = unauthorized(
+                f"API key {self.caller.key_id} has been revoked; this socket is closed.", "revoked_key"
+            )
             return error_response(None, refusal), CLOSE_UNAUTHORIZED
         return respond(frame, self._call), None
 
@@ -71,12 +73,14 @@ class SocketSession:
         if error["code"] == RATE_LIMITED:
             return answer, CLOSE_RATE_LIMITED
         if error["code"] not in (UNAUTHORIZED, INVALID_PARAMS, RATE_LIMITED):
-            answer = error_response(answer["id"], unauthorized("The first frame must be an auth call."))
+            answer = error_response(
+                answer["id"], unauthorized("The first frame must be an auth call.", "auth_required")
+            )
         return answer, CLOSE_UNAUTHORIZED
 
     def _expect_auth(self, request: RpcRequest) -> dict[str, Any]:
         if request.method != "auth":
-            raise unauthorized('The first frame must be auth with {"apiKey": ...} or {"token": ...}.')
+            raise unauthorized('The first frame must be auth with {"apiKey": ...} or {"token": ...}.', "auth_required")
         return self._call(request)
 
     def _call(self, request: RpcRequest) -> dict[str, Any]:
@@ -88,7 +92,7 @@ class SocketSession:
         """Take `caller` as this socket's credential: the first one takes a connection slot,
         a later one (a refresh) must belong to the same account."""
         if self.caller is not None and caller.account_id != self.caller.account_id:
-            raise unauthorized("A later auth frame must carry a credential of the same account.")
+            raise unauthorized("A later auth frame must carry a credential of the same account.", "invalid_token")
         if self.caller is None:
             connection = Slots("connections", caller.account_id)
             limit = conf.rate_class(caller.rate_class).connections

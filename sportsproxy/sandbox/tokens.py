@@ -60,11 +60,13 @@ def authenticate_token(token: str) -> Caller:
     claims = _verified_claims(token)
     now = clock.now().timestamp()
     if now >= claims["exp"]:
-        raise unauthorized("Token expired. Fetch a fresh one from your backend's mint route.")
+        raise unauthorized("Token expired. Fetch a fresh one from your backend's mint route.", "expired_token")
     if claims["iat"] > now + conf.jwt_leeway() or claims.get("nbf", 0) > now + conf.jwt_leeway():
-        raise unauthorized("Token is not valid yet: its iat or nbf lies in the future.")
+        raise unauthorized("Token is not valid yet: its iat or nbf lies in the future.", "invalid_token")
     if cache.get(_expired_early_key(claims["jti"])):
-        raise unauthorized("Token expired (ended early by the sandbox). Fetch a fresh one from your mint route.")
+        raise unauthorized(
+            "Token expired (ended early by the sandbox). Fetch a fresh one from your mint route.", "expired_token"
+        )
     return Caller(
         kind="token",
         account_id=claims["acct"],
@@ -96,7 +98,9 @@ def _verified_claims(token: str) -> dict[str, Any]:
     try:
         header = jwt.get_unverified_header(token)
         if header != ALLOWED_HEADER:
-            raise unauthorized("Invalid token: unexpected header (only alg HS256 and typ JWT are accepted).")
+            raise unauthorized(
+                "Invalid token: unexpected header (only alg HS256 and typ JWT are accepted).", "invalid_token"
+            )
         claims: dict[str, Any] = _jwt.decode(
             token,
             conf.signing_key(),
@@ -112,9 +116,9 @@ def _verified_claims(token: str) -> dict[str, Any]:
             },
         )
     except jwt.InvalidTokenError as error:
-        raise unauthorized(f"Invalid token: {error}.") from None
+        raise unauthorized(f"Invalid token: {error}.", "invalid_token") from None
     if not _claims_well_typed(claims):
-        raise unauthorized("Invalid token: claims of the wrong type or value.")
+        raise unauthorized("Invalid token: claims of the wrong type or value.", "invalid_token")
     return claims
 
 
