@@ -233,6 +233,103 @@ describe("rule 1: nothing waits forever", () => {
   });
 });
 
+describe("rule 1, in hostile pages", () => {
+  test("going offline while connect() waits for a retry settles it", async () => {
+    const window = new FakeWindow();
+    const world = createWorld();
+    const { client } = createTab(world, { window, random: () => 1 });
+    client.connect().catch(() => {});
+    await flush();
+    world.WebSocket.latest.serverClose(1006); // the first attempt fails: a retry is scheduled
+    await flush();
+    const waiting = track(client.connect());
+    window.goes(false);
+    await flush();
+    assert.equal(waiting.error.code, "unavailable");
+    assert.match(waiting.error.message, /offline/);
+    client.close();
+  });
+
+  test("WebSocket: null makes connect() reject at once, without retrying", async () => {
+    const world = createWorld();
+    const { client, events } = createTab(world, { WebSocket: null });
+    await assert.rejects(client.connect(), TypeError);
+    await world.clock.advance(HOUR_MS);
+    assert.deepEqual(events.error, []);
+    assert.equal(world.backend.mints.length, 0);
+    client.close();
+  });
+
+  test("a fetch that answers something other than a Response fails the mint with status 0", async () => {
+    const world = createWorld();
+    const { client } = createTab(world, { fetch: async () => undefined });
+    const error = await client.rpc("ping").catch((caught) => caught);
+    assert.ok(error instanceof AuthEndpointError);
+    assert.equal(error.status, 0);
+    client.close();
+  });
+
+  test("close() inside an error listener leaves no timer and the state closed", async () => {
+    const world = createWorld();
+    const { client, events } = createTab(world);
+    world.backend.mintAnswers.push({ status: 503, body: {} });
+    client.on("error", () => client.close());
+    client.connect().catch(() => {});
+    await world.clock.advance(0);
+    assert.equal(client.state, "closed");
+    assert.deepEqual(events.state, ["connecting", "reconnecting", "closed"]);
+    assert.deepEqual(world.clock.pending(), []);
+  });
+
+  test("close() inside a reconnecting state listener leaves no timer", async () => {
+    const { world, client } = await connected();
+    client.on("state", (state) => state === "reconnecting" && client.close());
+    world.WebSocket.latest.serverClose(1006);
+    await flush();
+    assert.equal(client.state, "closed");
+    assert.deepEqual(world.clock.pending(), []);
+  });
+
+  test("connect() inside the unauthorized state listener starts over", async () => {
+    const world = createWorld();
+    const { client } = createTab(world, { random: () => 0 });
+    let again = null;
+    client.on("state", (state) => {
+      if (state === "unauthorized" && again === null) again = track(client.connect());
+    });
+    client.connect().catch(() => {});
+    await flush();
+    await refuseAuth(world);
+    await world.clock.advance(0);
+    await refuseAuth(world);
+    await world.clock.advance(0);
+    assert.equal(again.state, "pending");
+    await world.WebSocket.latest.acceptAuth();
+    assert.equal(again.state, "resolved");
+    client.close();
+  });
+
+  test("a BroadcastChannel that throws is done without", async () => {
+    const world = createWorld();
+    class Refused {
+      constructor() {
+        throw new DOMException("Denied", "SecurityError");
+      }
+    }
+    class Broken {
+      postMessage() {
+        throw new DOMException("Closed", "InvalidStateError");
+      }
+      close() {}
+    }
+    for (const BroadcastChannel of [Refused, Broken]) {
+      const { client } = createTab(world, { BroadcastChannel });
+      assert.deepEqual(await client.rpc("ping"), { echo: "ping" });
+      client.close();
+    }
+  });
+});
+
 describe("rule 2: the socket gives up like HTTP does", () => {
   for (const [label, refuseFirst] of [
     ["auth refused", (world) => refuseAuth(world)],
@@ -430,6 +527,84 @@ describe("rule 4: being told to wait", () => {
   });
 });
 
+describe("rule 4, for every caller", () => {
+  test("the mint route's Retry-After holds for calls too: no mint before it has passed", async () => {
+    const world = createWorld();
+    const { client } = createTab(world);
+    world.backend.mintAnswers.push({ status: 429, headers: { "Retry-After": "60" }, body: { error: "rate_limited" } });
+    await assert.rejects(client.rpc("ping"), { status: 429 });
+
+    await world.clock.advance(59_000);
+    const early = await client.rpc("ping").catch((caught) => caught);
+    assert.ok(early instanceof AuthEndpointError);
+    assert.equal(early.retryAfter, 1);
+    assert.equal(world.backend.mints.length, 1);
+    await world.clock.advance(1_000);
+    assert.deepEqual(await client.rpc("ping"), { echo: "ping" });
+    assert.equal(world.backend.mints.length, 2);
+    client.close();
+  });
+
+  test("a Retry-After date is read on the server's clock (its Date header)", async () => {
+    const world = createWorld();
+    const { client } = createTab(world);
+    const serverNow = world.clock.now - HOUR_MS;
+    world.backend.mintAnswers.push({
+      status: 503,
+      headers: { Date: new Date(serverNow).toUTCString(), "Retry-After": new Date(serverNow + 60_000).toUTCString() },
+      body: {},
+    });
+    const error = await client.rpc("ping").catch((caught) => caught);
+    assert.equal(error.retryAfter, 60);
+    client.close();
+  });
+
+  test("a subscription told to wait waits on a new socket too", async () => {
+    const { world, client, socket } = await connected({ random: () => 0 });
+    const pending = client.subscribe({ sports: ["tennis"] }, () => {});
+    await flush();
+    socket.reply(socket.framesOf("matches.subscribe")[0], { subscriptionId: "srv-1" });
+    await pending;
+    socket.serverClose(1006);
+    await world.clock.advance(0);
+    let next = world.WebSocket.latest;
+    await next.acceptAuth();
+    const limited = { code: "rate_limited", message: "Too many subscriptions.", data: { retryAfter: 60 } };
+    next.replyError(next.framesOf("matches.subscribe")[0], limited);
+    await world.clock.advance(1_000);
+    next.serverClose(1006);
+    await world.clock.advance(0);
+    next = world.WebSocket.latest;
+    await next.acceptAuth();
+
+    await world.clock.advance(58_999);
+    assert.equal(next.framesOf("matches.subscribe").length, 0);
+    await world.clock.advance(1);
+    assert.equal(next.framesOf("matches.subscribe").length, 1);
+    client.close();
+  });
+
+  test("connect() while offline still waits out the service's retryAfter", async () => {
+    const window = new FakeWindow();
+    const world = createWorld();
+    const { client } = createTab(world, { window, random: () => 0 });
+    client.connect().catch(() => {});
+    await flush();
+    const socket = world.WebSocket.latest;
+    socket.serverOpen();
+    await flush();
+    socket.replyError(socket.sent[0], { code: "rate_limited", message: "Busy.", data: { retryAfter: 60 } });
+    await flush();
+    window.goes(false);
+    client.connect().catch(() => {});
+    await world.clock.advance(59_999);
+    assert.equal(world.WebSocket.instances.length, 1);
+    await world.clock.advance(1);
+    assert.equal(world.WebSocket.instances.length, 2);
+    client.close();
+  });
+});
+
 describe("rule 5: subscriptions survive", () => {
   test("a handle is active, restoring after a drop, active again, closed once unsubscribed", async () => {
     const { world, client, socket } = await connected({ random: () => 0 });
@@ -543,6 +718,21 @@ describe("rule 6: a valid token is used while it is valid", () => {
 
     assert.deepEqual(call.value, { echo: "ping" });
     assert.equal(world.backend.rpcs.at(-1).headers.Authorization, "Bearer jwt-1");
+    client.close();
+  });
+
+  test("a hung refresh never costs a call its valid token, even seconds before expiry", async () => {
+    const world = createWorld();
+    const { client } = createTab(world, { random: () => 0 });
+    await client.rpc("ping");
+    world.backend.mintAnswers.push(never(), never(), never());
+    await world.clock.advance(570_000); // the refresh starts and hangs
+    const calls = [];
+    for (let second = 0; second < 30; second++) {
+      calls.push(track(client.rpc("ping")));
+      await world.clock.advance(1_000);
+    }
+    assert.deepEqual(calls.map((call) => call.state), Array(30).fill("resolved"));
     client.close();
   });
 
@@ -842,6 +1032,17 @@ describe("rule 13: network comes back", () => {
     assert.deepEqual(removed.sort(), ["offline", "online"]);
   });
 
+  test("a re-auth that is never answered drops the socket and reconnects", async () => {
+    const { world, client, socket } = await connected({ random: () => 0 });
+    socket.keepAlive(world.clock);
+    await world.clock.advance(570_000); // the refresh re-authenticates on the open socket
+    assert.equal(socket.framesOf("auth").length, 2);
+    await world.clock.advance(10_000);
+    assert.deepEqual(socket.closedByClient, { code: 1000 });
+    assert.equal(client.state, "reconnecting");
+    client.close();
+  });
+
   test("60 s without any frame is a dead socket: it is dropped and replaced", async () => {
     const { world, client, socket } = await connected({ random: () => 0 });
     await world.clock.advance(59_999);
@@ -856,9 +1057,11 @@ describe("rule 13: network comes back", () => {
   });
 
   test("the server's pings keep a quiet socket alive", async () => {
-    const { world, client, socket } = await connected();
+    const { world, client, socket } = await connected({ random: () => 0 });
     socket.keepAlive(world.clock);
-    await world.clock.advance(10 * 60_000);
+    await world.clock.advance(570_000);
+    socket.reply(socket.framesOf("auth").at(-1), { ok: true }); // the refresh's re-auth
+    await world.clock.advance(10 * 60_000 - 570_000);
     assert.equal(socket.closedByClient, null);
     assert.equal(world.WebSocket.instances.length, 1);
     assert.equal(client.state, "open");

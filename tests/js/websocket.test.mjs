@@ -380,7 +380,7 @@ describe("reconnecting", () => {
     await assert.rejects(client.connect(), events.error[0]);
   });
 
-  test("a 503 from the mint route while reconnecting is reported and retried", async () => {
+  test("a 503 from the mint route while reconnecting is reported; the next attempt uses the valid token", async () => {
     const { world, client, events, socket } = await connected({ random: () => 1 });
     world.backend.mintAnswers.push({ status: 503, body: { error: "upstream_unavailable" } });
 
@@ -390,9 +390,23 @@ describe("reconnecting", () => {
     assert.equal(world.WebSocket.instances.length, 1);
     await world.clock.advance(1);
 
-    assert.deepEqual(world.backend.mintReasons, ["initial", "reconnect", "reconnect"]);
+    assert.deepEqual(world.backend.mintReasons, ["initial", "reconnect"]);
     assert.equal(world.WebSocket.instances.length, 2);
+    world.WebSocket.latest.serverOpen();
+    assert.deepEqual(world.WebSocket.latest.sent[0].params, { token: "jwt-1" }); // still valid for 9 minutes
     assert.deepEqual(events.error.map((error) => error.status), [503]);
+    client.close();
+  });
+
+  test("a reconnect mint failing after the token expired is retried with a mint", async () => {
+    const { world, client, socket } = await connected({ random: () => 1, refreshLeewaySec: 0 });
+    socket.keepAlive(world.clock);
+    await world.clock.jump(600_000); // a frozen tab: jwt-1 expired, no refresh ran
+    world.backend.mintAnswers.push({ status: 503, body: { error: "upstream_unavailable" } });
+    socket.serverClose(1006);
+    await world.clock.advance(500 + 1_000);
+
+    assert.deepEqual(world.backend.mintReasons, ["initial", "reconnect", "reconnect"]);
     client.close();
   });
 
@@ -403,10 +417,11 @@ describe("reconnecting", () => {
     socket.serverClose(1006);
     await world.clock.advance(9_999);
     assert.deepEqual(world.backend.mintReasons, ["initial", "reconnect"]);
+    assert.equal(world.WebSocket.instances.length, 1);
     await world.clock.advance(1);
 
-    assert.deepEqual(world.backend.mintReasons, ["initial", "reconnect", "reconnect"]);
-    assert.equal(world.WebSocket.instances.length, 2);
+    assert.equal(world.WebSocket.instances.length, 2); // with jwt-1, still valid: no second mint
+    assert.deepEqual(world.backend.mintReasons, ["initial", "reconnect"]);
     client.close();
   });
 });

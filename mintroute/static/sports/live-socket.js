@@ -36,6 +36,9 @@ function rateLimitedClose(lastError) {
   });
 }
 
+const offline = () =>
+  new RpcError("unavailable", "The browser is offline; the client reconnects when it is back online.");
+
 /** What `subscribe()` resolves with. `state`: "active" | "restoring" | "failed" | "closed". */
 class SubscriptionHandle {
   #subscription;
@@ -110,11 +113,14 @@ export class LiveSocket {
   /** Resolves once authenticated; rejects when this attempt fails (the client keeps trying). */
   connect() {
     if (this.#state === "open") return Promise.resolve();
+    if (!this.#WebSocket) {
+      return Promise.reject(new TypeError("This client has no WebSocket (the option is null): it cannot connect."));
+    }
     return new Promise((resolve, reject) => {
       this.#openWaiters.push({ resolve, reject });
       if (this.#wanted) {
         // Offline, no attempt is scheduled; the page asking is reason enough to try.
-        if (!this.#online && this.#state === "reconnecting") this.#attemptNow();
+        if (!this.#online && this.#state === "reconnecting" && !this.#retryTimer) this.#retrySoon();
         return;
       }
       if (this.#state === "unauthorized") this.#startOver();
@@ -128,6 +134,7 @@ export class LiveSocket {
     const subscription = { id: `sub-${this.#nextLocalId++}`, params, onEvent, serverId: null, state: "restoring" };
     subscription.confirmed = false;
     subscription.failures = 0;
+    subscription.notBeforeMs = 0;
     subscription.retryTimer = null;
     subscription.handle = new SubscriptionHandle(subscription, (it) => this.#unsubscribe(it));
     const answer = new Promise((resolve, reject) => {
@@ -147,6 +154,7 @@ export class LiveSocket {
     connection.request("auth", { token }).catch((error) => {
       if (connection !== this.#connection) return;
       if (error instanceof UnauthorizedError) return this.#lost(connection, { refusal: error });
+      if (error.code === "timeout") return this.#lost(connection, {}); // no answer: a dead socket
       if (!CONNECTION_LOST_CODES.has(error.code)) this.#events.onError(error);
     });
   }
@@ -160,17 +168,16 @@ export class LiveSocket {
   wentOnline() {
     this.#online = true;
     if (!this.#wanted || this.#state !== "reconnecting" || this.#connection || this.#attempting) return;
-    this.#timers.cancel(this.#retryTimer);
-    const waitMs = this.#notBeforeMs - this.#now(); // the service's retryAfter still holds
-    if (waitMs > 0) this.#retryTimer = this.#timers.after(waitMs, () => this.#attemptNow());
-    else this.#attemptNow();
+    this.#retrySoon();
   }
 
   /** The browser says the network is gone: no reconnect attempt until it comes back. */
   wentOffline() {
     this.#online = false;
+    if (!this.#retryTimer) return;
     this.#timers.cancel(this.#retryTimer);
     this.#retryTimer = null;
+    this.#rejectWaiters(offline());
   }
 
   /** Ends everything; `finalState` is "closed" (by the page) or "unauthorized" (the user signed out). */
@@ -194,6 +201,15 @@ export class LiveSocket {
     if (state === this.#state) return;
     this.#state = state;
     this.#events.onState(state);
+  }
+
+  /** The next attempt now, or when the service's retryAfter has passed. */
+  #retrySoon() {
+    this.#timers.cancel(this.#retryTimer);
+    this.#retryTimer = null;
+    const waitMs = this.#notBeforeMs - this.#now();
+    if (waitMs > 0) this.#retryTimer = this.#timers.after(waitMs, () => this.#attemptNow());
+    else this.#attemptNow();
   }
 
   #startOver() {
@@ -227,9 +243,16 @@ export class LiveSocket {
 
   async #tokenForAttempt() {
     if (!this.#renewReason) return this.#tokens.current();
-    const token = await this.#tokens.replace(this.#socketToken, this.#renewReason);
-    this.#renewReason = null;
-    return token;
+    try {
+      const token = await this.#tokens.replace(this.#socketToken, this.#renewReason);
+      this.#renewReason = null;
+      return token;
+    } catch (error) {
+      // The mint route is down: the token the socket had is still good, so the next attempt
+      // (after the backoff, or the route's Retry-After) goes with it instead of minting again.
+      if (this.#renewReason === "reconnect" && this.#tokens.validToken()) this.#renewReason = null;
+      throw error;
+    }
   }
 
   #open(token) {
@@ -274,7 +297,16 @@ export class LiveSocket {
     for (const waiter of this.#openWaiters.splice(0)) waiter.resolve();
     // A refresh may have landed while the socket was opening.
     if (this.#tokens.latest) this.reauthenticate(this.#tokens.latest);
-    for (const subscription of this.#subscriptions.values()) this.#sendSubscribe(connection, subscription);
+    for (const subscription of this.#subscriptions.values()) this.#restore(connection, subscription);
+  }
+
+  /** Subscribes again on a new connection, once any retryAfter the service gave it has passed. */
+  #restore(connection, subscription) {
+    const waitMs = subscription.notBeforeMs - this.#now();
+    if (waitMs <= 0) return this.#sendSubscribe(connection, subscription);
+    subscription.retryTimer = this.#timers.after(waitMs, () => {
+      if (connection === this.#connection) this.#sendSubscribe(connection, subscription);
+    });
   }
 
   #onNotification(connection, method, params) {
@@ -341,10 +373,10 @@ export class LiveSocket {
   }
 
   #attemptFailed(error) {
-    this.#events.onError(error);
     this.#deferBy(retryAfterSec(error));
     this.#rejectWaiters(error);
     this.#scheduleRetry();
+    this.#events.onError(error); // last: a listener may close() the client
   }
 
   #deferBy(seconds) {
@@ -363,9 +395,9 @@ export class LiveSocket {
       subscription.serverId = null;
       subscription.state = "failed";
     }
-    this.#events.onError(error);
-    this.#setState("unauthorized");
     this.#rejectWaiters(error);
+    this.#setState("unauthorized");
+    this.#events.onError(error);
   }
 
   /** Pending connect() calls and subscriptions not yet confirmed settle with this attempt's error. */
@@ -380,14 +412,15 @@ export class LiveSocket {
   }
 
   #scheduleRetry() {
-    this.#setState("reconnecting");
     this.#byServerId.clear();
     for (const subscription of this.#subscriptions.values()) {
       this.#timers.cancel(subscription.retryTimer);
       subscription.serverId = null;
       if (subscription.state === "active") subscription.state = "restoring";
     }
-    if (!this.#online) return; // wentOnline() schedules it
+    this.#setState("reconnecting");
+    if (!this.#wanted) return; // a state listener closed the client
+    if (!this.#online) return this.#rejectWaiters(offline()); // wentOnline() schedules the attempt
     const delayMs = Math.max(this.#notBeforeMs - this.#now(), backoff(this.#attempt++, { random: this.#random }));
     this.#retryTimer = this.#timers.after(delayMs, () => this.#attemptNow());
   }
@@ -429,12 +462,14 @@ export class LiveSocket {
       subscription.state = "failed";
       if (!subscription.confirmed) return subscription.answer.reject(error);
     }
+    if (subscription.state !== "failed") {
+      const delayMs = retryDelayMs(error, subscription.failures++, this.#random);
+      subscription.notBeforeMs = this.#now() + retryAfterSec(error) * 1000; // a new socket waits too
+      subscription.retryTimer = this.#timers.after(delayMs, () => {
+        if (connection === this.#connection) this.#sendSubscribe(connection, subscription);
+      });
+    }
     this.#events.onError(error);
-    if (subscription.state === "failed") return;
-    const delayMs = retryDelayMs(error, subscription.failures++, this.#random);
-    subscription.retryTimer = this.#timers.after(delayMs, () => {
-      if (connection === this.#connection) this.#sendSubscribe(connection, subscription);
-    });
   }
 
   async #unsubscribe(subscription) {

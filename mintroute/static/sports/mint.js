@@ -29,6 +29,9 @@ export function routeSource({ fetch, endpoint, authHeaders, now }) {
       throw new AuthEndpointError(`${name} is unreachable (${describe(cause)}).`, { cause });
     }
     const receivedAtMs = now();
+    if (typeof response?.status !== "number" || typeof response.headers?.get !== "function") {
+      throw new AuthEndpointError(`${name} was answered with something that is not a Response (from fetch).`);
+    }
     if (isRedirectToPage(response)) throw redirectError(response, name);
     if (!response.ok) throw await refusalFrom(response, name, receivedAtMs);
     const skewMs = serverSkewMs(response.headers.get("Date"), receivedAtMs);
@@ -150,7 +153,8 @@ async function refusalFrom(response, source, nowMs) {
   const sentence = `${source} answered ${response.status}${code}${detail}`;
   const error = new AuthEndpointError(/[.!?]$/.test(sentence) ? sentence : `${sentence}.`, {
     status: response.status,
-    retryAfter: retryAfterSeconds(response.headers.get("Retry-After"), nowMs),
+    // An HTTP-date Retry-After is in the server's time, like its Date header.
+    retryAfter: retryAfterSeconds(response.headers.get("Retry-After"), Date.parse(response.headers.get("Date")) || nowMs),
   });
   if (error.final) {
     error.message += " The user has to sign in (or pass the CSRF header in authHeaders) before a token can be minted.";

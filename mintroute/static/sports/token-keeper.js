@@ -8,7 +8,7 @@
  * using the valid token, and a refresh that fails is retried with backoff, not once per call.
  */
 
-import { AuthEndpointError } from "./errors.js";
+import { AuthEndpointError, retryAfterSec } from "./errors.js";
 import { tokenShapeProblem } from "./mint.js";
 import { retryDelayMs } from "./timing.js";
 
@@ -35,6 +35,9 @@ export class TokenKeeper {
   #mintAbort = null;
   #refreshTimer = null;
   #refreshFailures = 0;
+  /** The mint route's Retry-After: no mint before this time, whoever asks. */
+  #mintNotBeforeMs = 0;
+  #mintRefusalStatus = 0;
   /** A refresh failed and waits for its backoff timer; calls meanwhile use the valid token. */
   #retrying = false;
   /** Set when the live socket gave up: no timer mints until the page asks for something again. */
@@ -51,9 +54,11 @@ export class TokenKeeper {
     this.#locks = locks;
     this.#lockName = `${channelName}-refresh`;
     this.#events = events;
-    if (BroadcastChannel) {
-      this.#channel = new BroadcastChannel(channelName);
-      this.#channel.onmessage = (message) => this.#receiveFromTab(message.data);
+    try {
+      this.#channel = BroadcastChannel ? new BroadcastChannel(channelName) : null;
+      if (this.#channel) this.#channel.onmessage = (message) => this.#receiveFromTab(message.data);
+    } catch {
+      this.#channel = null; // a frame where it is refused: this tab mints for itself
     }
   }
 
@@ -81,6 +86,11 @@ export class TokenKeeper {
     if (this.#usable() && this.#held.token !== rejectedToken && this.#isFresh()) return this.#held.token;
     const record = await this.#fetchOnce(reason);
     return record.token;
+  }
+
+  /** The held token while it is valid (fresh or not), else null. */
+  validToken() {
+    return this.#usable() && this.#isValid() ? this.#held.token : null;
   }
 
   /** The service refused `token`: never send it again. */
@@ -123,15 +133,23 @@ export class TokenKeeper {
     return this.#now() + this.#held.skewMs < this.#held.expiresAtMs;
   }
 
-  /** Inside the leeway window: the refreshed token, or the held one while refreshing fails. */
+  /**
+   * Inside the leeway window: the refreshed token if it comes soon enough, else the held one. The
+   * wait is at most half the held token's remaining life, so the call still goes out with it valid.
+   */
   async #refreshedOrHeld() {
     if (this.#retrying) return this.#held.token;
+    if (!this.#inFlight) this.#refreshInBackground(); // it reports its own failure
+    const refresh = this.#inFlight;
+    if (!refresh) return this.#held.token; // the route asked us to wait (Retry-After)
+    const remainingMs = this.#held.expiresAtMs - this.#held.skewMs - this.#now();
+    const tooSlow = new Error("the refresh is taking too long");
     try {
-      return (await this.#fetchOnce("refresh")).token;
+      return (await this.#timers.deadline(refresh, remainingMs / 2, () => tooSlow)).token;
     } catch (error) {
-      if (error?.final || this.#stoppedBy || !this.#usable() || !this.#isValid()) throw error;
-      this.#events.onBackgroundError(error); // the caller goes on with the valid token
-      return this.#held.token;
+      if (error !== tooSlow && (error?.final || this.#stoppedBy)) throw error;
+      if (this.#usable() && this.#isValid()) return this.#held.token;
+      throw error;
     }
   }
 
@@ -147,6 +165,12 @@ export class TokenKeeper {
   }
 
   #fetchOnce(reason) {
+    const waitMs = this.#mintNotBeforeMs - this.#now();
+    if (!this.#inFlight && waitMs > 0) {
+      const seconds = Math.ceil(waitMs / 1000);
+      const message = `${this.#source.name} asked to wait ${seconds} s more (Retry-After); no token was requested.`;
+      return Promise.reject(new AuthEndpointError(message, { status: this.#mintRefusalStatus, retryAfter: seconds }));
+    }
     if (!this.#inFlight) {
       this.#timers.cancel(this.#refreshTimer); // the mint's outcome schedules what comes next
       this.#refreshTimer = null;
@@ -165,6 +189,10 @@ export class TokenKeeper {
 
   #mintFailed(error) {
     if (error?.final) return this.#events.onFinal(error);
+    if (retryAfterSec(error)) {
+      this.#mintNotBeforeMs = this.#now() + retryAfterSec(error) * 1000;
+      this.#mintRefusalStatus = error.status;
+    }
     if (this.#stoppedBy || this.#paused || !this.#usable()) return;
     if (this.#isFresh()) return this.#scheduleRefresh(); // a mint for a socket failed: the refresh stays due
     if (!this.#isValid()) return; // nothing left to keep fresh: the next call mints
@@ -187,7 +215,11 @@ export class TokenKeeper {
     if (this.#stoppedBy) throw this.#stoppedBy;
     this.#accept(record, { reason, mintedBy: "self" });
     const { token, expiresAt, skewMs } = record;
-    this.#channel?.postMessage({ type: "token", token, expiresAt, skewMs, reason });
+    try {
+      this.#channel?.postMessage({ type: "token", token, expiresAt, skewMs, reason });
+    } catch {
+      // The other tabs mint their own; this tab has its token either way.
+    }
     return this.#held;
   }
 
