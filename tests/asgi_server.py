@@ -8,27 +8,76 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import uvicorn
 
+ASGIApp = Callable[..., Any]  # what uvicorn.Config accepts as an application
+START_TIMEOUT_SEC = 10
+STOP_TIMEOUT_SEC = 10
+
+
+class AsgiServer:
+    """uvicorn serving `app` on 127.0.0.1; it can be stopped and started again on the same port,
+    as a server restart looks to the browsers that were connected to it."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+        self._port = 0  # the OS picks a free port at the first start; restarts reuse it
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def address(self) -> str:
+        """`host:port` of the (last) started server."""
+        if self._port == 0:
+            raise RuntimeError("The server has not been started yet.")
+        return f"127.0.0.1:{self._port}"
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.address}"
+
+    def start(self) -> str:
+        """Serves the app; returns `host:port`. uvicorn binds through asyncio's create_server, which sets
+        SO_REUSEADDR, so the port is free again at once although the old connections sit in TIME_WAIT."""
+        if self._thread is not None:
+            raise RuntimeError("The server is already running; stop() it first.")
+        config = uvicorn.Config(
+            self._app, host="127.0.0.1", port=self._port, log_level="warning", lifespan="off", ws="websockets-sansio"
+        )
+        server = uvicorn.Server(config)
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        deadline = time.monotonic() + START_TIMEOUT_SEC
+        while not server.started:
+            if time.monotonic() > deadline or not thread.is_alive():
+                server.should_exit = True
+                raise RuntimeError(f"uvicorn did not start within {START_TIMEOUT_SEC} s (port {self._port})")
+            time.sleep(0.01)
+        self._port = server.servers[0].sockets[0].getsockname()[1]
+        self._server, self._thread = server, thread
+        return self.address
+
+    def stop(self) -> None:
+        """Stops serving: uvicorn closes the open WebSockets (code 1012) and the listening socket."""
+        if self._server is None or self._thread is None:
+            return
+        self._server.should_exit = True
+        # The listening socket closes first; only a connection that never finishes could outlast this,
+        # and the port is free again either way.
+        self._thread.join(timeout=STOP_TIMEOUT_SEC)
+        self._server = self._thread = None
+
 
 @contextmanager
-def serve_asgi(app: object) -> Iterator[str]:
+def serve_asgi(app: ASGIApp) -> Iterator[str]:
     """Serve `app` on 127.0.0.1 (a free port); yields `host:port`."""
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off", ws="websockets-sansio")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start within 10 s")
-        time.sleep(0.01)
-    host, port = server.servers[0].sockets[0].getsockname()[:2]
+    server = AsgiServer(app)
+    address = server.start()
     try:
-        yield f"{host}:{port}"
+        yield address
     finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+        server.stop()

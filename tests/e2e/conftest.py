@@ -14,7 +14,7 @@ from playwright.sync_api import Browser, Page, sync_playwright
 
 from sportsproxy.sandbox.keys import issue_key
 from sportsproxy.sandbox.models import Account
-from tests.asgi_server import serve_asgi
+from tests.asgi_server import AsgiServer
 
 PASSWORD = "demo-pass-123"
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-dev-shm-usage"]
@@ -47,8 +47,9 @@ def browser() -> Iterator[Browser]:
 
 
 @pytest.fixture
-def site(settings: Any, transactional_db: None) -> Iterator[str]:
-    """The project on a real socket with the shortest token life, on the real clock."""
+def site_server(settings: Any, transactional_db: None) -> Iterator[AsgiServer]:
+    """The project on a real socket with the shortest token life, on the real clock; a test may
+    stop and start it again (on the same port)."""
     settings.SPORTS_TOKEN_TTL = 60
     settings.SPORTS_TOKEN_RATE = "100/m"
     settings.SPORTS_API_KEY = issue_key(Account.objects.create(name="e2e", tier="growth"), "test")[1]
@@ -56,8 +57,18 @@ def site(settings: Any, transactional_db: None) -> Iterator[str]:
     User.objects.create_user("demo", password=PASSWORD)
     from config.asgi import application
 
-    with serve_asgi(application) as address:
-        yield f"http://{address}"
+    server = AsgiServer(application)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def site(site_server: AsgiServer) -> str:
+    """The address of `site_server`, e.g. http://127.0.0.1:PORT."""
+    return site_server.url
 
 
 def log_in(page: Page, site: str) -> None:
@@ -66,3 +77,11 @@ def log_in(page: Page, site: str) -> None:
     page.fill("#id_password", PASSWORD)
     page.click("button[type=submit]")
     page.wait_for_url(f"{site}/")
+
+
+def mint_reasons(page: Page) -> list[str]:
+    """The reasons in the page's mint log, oldest first."""
+    reasons: list[str] = page.locator("#mint-log li").evaluate_all(
+        "items => items.map(item => item.dataset.reason).reverse()"
+    )
+    return reasons

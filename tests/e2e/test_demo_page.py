@@ -7,13 +7,9 @@ from pathlib import Path
 
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.conftest import log_in
+from tests.e2e.conftest import log_in, mint_reasons
 
 REFRESH_WAIT_MS = 45_000  # tokens live 60 s and are refreshed 30 s before expiry
-
-
-def mint_reasons(page: Page) -> list[str]:
-    return page.locator("#mint-log li").evaluate_all("items => items.map(item => item.dataset.reason).reverse()")
 
 
 def self_mints(page: Page) -> int:

@@ -380,21 +380,37 @@ describe("reconnecting", () => {
     await assert.rejects(client.connect(), events.error[0]);
   });
 
-  test("a 503 from the mint route while reconnecting is reported; the next attempt uses the valid token", async () => {
+  test("a 503 from the mint route while reconnecting is reported, and the socket goes with the valid token", async () => {
     const { world, client, events, socket } = await connected({ random: () => 1 });
     world.backend.mintAnswers.push({ status: 503, body: { error: "upstream_unavailable" } });
 
     socket.serverClose(1006);
-    await world.clock.advance(500); // attempt 0 fails at the mint route: next within 1000 ms
-    await world.clock.advance(999);
+    await world.clock.advance(499);
     assert.equal(world.WebSocket.instances.length, 1);
-    await world.clock.advance(1);
+    await world.clock.advance(1); // attempt 0: the mint fails, the socket opens with jwt-1 all the same
 
     assert.deepEqual(world.backend.mintReasons, ["initial", "reconnect"]);
     assert.equal(world.WebSocket.instances.length, 2);
     world.WebSocket.latest.serverOpen();
     assert.deepEqual(world.WebSocket.latest.sent[0].params, { token: "jwt-1" }); // still valid for 9 minutes
     assert.deepEqual(events.error.map((error) => error.status), [503]);
+    client.close();
+  });
+
+  test("while that socket fails too (the whole site is down), each attempt tries to mint again", async () => {
+    const { world, client, socket } = await connected({ random: () => 1 });
+    world.backend.mintAnswers.push({ status: 503, body: {} }, { status: 503, body: {} });
+    socket.serverClose(1006);
+    await world.clock.advance(500);
+    world.WebSocket.latest.serverClose(1006);
+    await world.clock.advance(1_000);
+    world.WebSocket.latest.serverClose(1006);
+    await world.clock.advance(2_000); // the site is back: one mint, one socket
+    await world.WebSocket.latest.acceptAuth();
+
+    assert.deepEqual(world.backend.mintReasons, ["initial", "reconnect", "reconnect", "reconnect"]);
+    assert.deepEqual(world.WebSocket.latest.sent[0].params, { token: "jwt-2" });
+    assert.equal(client.state, "open");
     client.close();
   });
 
@@ -415,13 +431,15 @@ describe("reconnecting", () => {
     world.backend.mintAnswers.push({ status: 429, headers: { "Retry-After": "10" }, body: { error: "rate_limited" } });
 
     socket.serverClose(1006);
-    await world.clock.advance(9_999);
+    await world.clock.advance(0); // the mint is refused: the socket goes with jwt-1, still valid
+    assert.equal(world.WebSocket.instances.length, 2);
+    world.WebSocket.latest.serverClose(1006);
+    await world.clock.advance(9_999); // that socket failed too; no mint before Retry-After has passed
     assert.deepEqual(world.backend.mintReasons, ["initial", "reconnect"]);
-    assert.equal(world.WebSocket.instances.length, 1);
-    await world.clock.advance(1);
+    world.WebSocket.latest.serverClose(1006);
+    await world.clock.advance(10_000);
 
-    assert.equal(world.WebSocket.instances.length, 2); // with jwt-1, still valid: no second mint
-    assert.deepEqual(world.backend.mintReasons, ["initial", "reconnect"]);
+    assert.deepEqual(world.backend.mintReasons, ["initial", "reconnect", "reconnect"]);
     client.close();
   });
 });

@@ -248,10 +248,12 @@ export class LiveSocket {
       this.#renewReason = null;
       return token;
     } catch (error) {
-      // The mint route is down: the token the socket had is still good, so the next attempt
-      // (after the backoff, or the route's Retry-After) goes with it instead of minting again.
-      if (this.#renewReason === "reconnect" && this.#tokens.validToken()) this.#renewReason = null;
-      throw error;
+      // The mint route is down, but the token the socket had is still valid: go with it now, and
+      // try to mint again at the next attempt if this one fails too.
+      const stillValid = this.#renewReason === "reconnect" && !error?.final ? this.#tokens.validToken() : null;
+      if (!stillValid) throw error;
+      this.#events.onError(error);
+      return stillValid;
     }
   }
 
@@ -291,6 +293,7 @@ export class LiveSocket {
     }
     if (connection !== this.#connection) return;
     this.#refusals = 0;
+    this.#renewReason = null;
     this.#authenticatedAtMs = this.#now();
     this.#watchForSilence(connection);
     this.#setState("open");

@@ -1,6 +1,6 @@
 // The demo page: the browser client minting, calling and subscribing, with its life on screen.
 
-import { AuthEndpointError, SportsClient } from "../sports/sports-client.js";
+import { AuthEndpointError, RpcError, SportsClient, UnauthorizedError } from "../sports/sports-client.js";
 
 const config = JSON.parse(document.getElementById("client-config").textContent);
 const $ = (id) => document.getElementById(id);
@@ -35,6 +35,7 @@ client.on("token", ({ expiresAt, reason, mintedBy, fingerprint }) => {
   entry.dataset.mintedBy = mintedBy;
   entry.textContent = `${clock(token.mintedAt)} · ${reason} · …${fingerprint}${mintedBy === "tab" ? " · from another tab" : ""}`;
   $("mint-log").prepend(entry);
+  clearRetrying();
 });
 
 setInterval(() => {
@@ -44,19 +45,52 @@ setInterval(() => {
   $("token-progress").value = 1 - left / Math.max(1, token.refreshAt - token.mintedAt);
 }, 250);
 
+// --- What went wrong: the final failures in red, the retried ones as a quiet line -------------------
+
+/** RpcError codes the client retries by itself (reconnects, restores, refreshes). */
+const RETRIED_CODES = new Set(["unavailable", "timeout", "rate_limited"]);
+
+/** A failure the client recovers from on its own, so the user has nothing to do. */
+function isRetried(error) {
+  if (error instanceof AuthEndpointError) return !error.final;
+  return error instanceof RpcError && !(error instanceof UnauthorizedError) && RETRIED_CODES.has(error.code);
+}
+
+function errorText(error) {
+  if (error instanceof AuthEndpointError && error.final) {
+    return `The mint route refused a token (HTTP ${error.status}): ${error.message} Log in again to continue.`;
+  }
+  if (error instanceof UnauthorizedError) {
+    const reason = error.reason ? ` (reason: ${error.reason})` : "";
+    return `The service refused the token${reason}: ${error.message}`;
+  }
+  return `${error.name}: ${error.message}`;
+}
+
 function showError(error) {
   const box = $("client-error");
   box.hidden = false;
   box.dataset.kind = error.name;
-  box.textContent =
-    error instanceof AuthEndpointError
-      ? `The mint route refused a token (HTTP ${error.status}): ${error.message} Log in again to continue.`
-      : `${error.name}: ${error.message}`;
+  if (error instanceof UnauthorizedError && error.reason) box.dataset.reason = error.reason;
+  else delete box.dataset.reason;
+  box.textContent = errorText(error);
+}
+
+function showRetrying(error) {
+  const line = $("client-status");
+  line.hidden = false;
+  line.dataset.kind = error.name;
+  line.textContent = `${clock(Date.now())} · ${error.message} Retrying on its own.`;
+}
+
+function clearRetrying() {
+  $("client-status").hidden = true;
+  $("client-status").textContent = "";
 }
 
 client.on("error", (error) => {
-  if (error instanceof AuthEndpointError && !error.final) return; // retried with backoff on its own
-  showError(error);
+  if (isRetried(error)) showRetrying(error);
+  else showError(error);
 });
 
 // --- Matches over HTTP, with the token -------------------------------------------------------
@@ -102,11 +136,39 @@ $("next-page").addEventListener("click", () => {
 
 // --- Live events over the WebSocket ------------------------------------------------------------
 
-client.on("state", (state) => {
-  const badge = $("connection-state");
+function showBadge(id, state) {
+  const badge = $(id);
   badge.dataset.state = state;
   badge.textContent = state;
+}
+
+/** The handle once subscribe() resolved; `refused` if it rejected. */
+const live = { handle: null, refused: false };
+
+/** "subscribing" until the first answer, then the handle's own state ("active", "restoring", ...). */
+function showSubscriptionState() {
+  const state = live.handle?.state ?? (live.refused ? "failed" : "subscribing");
+  showBadge("subscription-state", state);
+}
+
+client.on("state", (state) => {
+  showBadge("connection-state", state);
+  if (state === "open") clearRetrying();
+  showSubscriptionState();
 });
+
+// A restore turns the handle "active" when the service confirms it, with no event of its own.
+setInterval(showSubscriptionState, 250);
+
+function showNetworkState() {
+  const online = navigator.onLine;
+  showBadge("network-state", online ? "online" : "offline");
+  $("network-state").hidden = online;
+}
+
+window.addEventListener("online", showNetworkState);
+window.addEventListener("offline", showNetworkState);
+showNetworkState();
 
 function showEvent({ kind, match }) {
   const entry = document.createElement("li");
@@ -138,4 +200,14 @@ $("log-out").addEventListener("click", async () => {
 // --- Start ---------------------------------------------------------------------------------------
 
 await showMatches();
-client.subscribe({}, showEvent).catch(showError);
+client.subscribe({}, showEvent).then(
+  (handle) => {
+    live.handle = handle;
+    showSubscriptionState();
+  },
+  (error) => {
+    live.refused = true;
+    showSubscriptionState();
+    showError(error);
+  },
+);
