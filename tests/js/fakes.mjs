@@ -338,3 +338,24 @@ export function createWorld() {
   const clock = new FakeClock();
   return { clock, backend: new FakeBackend(clock), WebSocket: createFakeWebSocket() };
 }
+
+/** A client whose socket is open and authenticated. */
+export async function connected(options = {}) {
+  const world = createWorld();
+  const tab = createTab(world, options);
+  const opened = tab.client.connect();
+  await flush();
+  const socket = world.WebSocket.latest;
+  await socket.acceptAuth();
+  await opened;
+  return { world, ...tab, socket };
+}
+
+/** Subscribes and confirms it with `serverId`; returns the subscription and the events it got. */
+export async function subscribed(client, socket, serverId, filter = { sports: ["tennis"] }) {
+  const received = [];
+  const pending = client.subscribe(filter, (params) => received.push(params));
+  await flush();
+  socket.reply(socket.framesOf("matches.subscribe").at(-1), { subscriptionId: serverId });
+  return { subscription: await pending, received };
+}

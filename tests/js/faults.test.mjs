@@ -13,9 +13,11 @@ import {
   RPC_URL,
   createBroadcastHub,
   createTab,
+  connected,
   createWorld,
   flush,
   never,
+  subscribed,
 } from "./fakes.mjs";
 
 const HOUR_MS = 3_600_000;
@@ -31,16 +33,15 @@ function track(promise) {
   return outcome;
 }
 
-/** A client with an open, authenticated socket. */
-async function connected(options = {}) {
-  const world = createWorld();
-  const tab = createTab(world, options);
-  const opened = tab.client.connect();
-  await flush();
-  const socket = world.WebSocket.latest;
-  await socket.acceptAuth();
-  await opened;
-  return { world, ...tab, socket };
+/** A subscribed client whose socket dropped and came back: `next` is waiting for the restore. */
+async function restoring(options) {
+  const { world, client, events, socket } = await connected(options);
+  const { subscription } = await subscribed(client, socket, "srv-1", { sports: ["tennis"] });
+  socket.serverClose(1006);
+  await world.clock.advance(options.random() * 500); // the first reconnect's backoff
+  const next = world.WebSocket.latest;
+  await next.acceptAuth();
+  return { world, client, events, subscription, next };
 }
 
 /** Opens the latest socket and refuses its auth frame as unauthorized, with `data`. */
@@ -384,10 +385,7 @@ describe("rule 2: the socket gives up like HTTP does", () => {
 
   test("subscriptions show failed after the socket gives up, and come back with connect()", async () => {
     const { world, client, socket } = await connected({ random: () => 0 });
-    const pending = client.subscribe({ sports: ["tennis"] }, () => {});
-    await flush();
-    socket.reply(socket.framesOf("matches.subscribe")[0], { subscriptionId: "srv-1" });
-    const subscription = await pending;
+    const { subscription } = await subscribed(client, socket, "srv-1", { sports: ["tennis"] });
     socket.serverClose(4401);
     await world.clock.advance(0);
     await refuseAuth(world);
@@ -486,16 +484,7 @@ describe("rule 4: being told to wait", () => {
   });
 
   test("a restore refused as rate_limited waits its retryAfter before subscribing again", async () => {
-    const { world, client, events, socket } = await connected({ random: () => 0 });
-    const pending = client.subscribe({ sports: ["tennis"] }, () => {});
-    await flush();
-    socket.reply(socket.framesOf("matches.subscribe")[0], { subscriptionId: "srv-1" });
-    const subscription = await pending;
-
-    socket.serverClose(1006);
-    await world.clock.advance(0);
-    const next = world.WebSocket.latest;
-    await next.acceptAuth();
+    const { world, client, events, subscription, next } = await restoring({ random: () => 0 });
     const limited = { code: "rate_limited", message: "Too many subscriptions.", data: { retryAfter: 7 } };
     next.replyError(next.framesOf("matches.subscribe")[0], limited);
     await flush();
@@ -561,10 +550,7 @@ describe("rule 4, for every caller", () => {
 
   test("a subscription told to wait waits on a new socket too", async () => {
     const { world, client, socket } = await connected({ random: () => 0 });
-    const pending = client.subscribe({ sports: ["tennis"] }, () => {});
-    await flush();
-    socket.reply(socket.framesOf("matches.subscribe")[0], { subscriptionId: "srv-1" });
-    await pending;
+    await subscribed(client, socket, "srv-1", { sports: ["tennis"] });
     socket.serverClose(1006);
     await world.clock.advance(0);
     let next = world.WebSocket.latest;
@@ -608,10 +594,7 @@ describe("rule 4, for every caller", () => {
 describe("rule 5: subscriptions survive", () => {
   test("a handle is active, restoring after a drop, active again, closed once unsubscribed", async () => {
     const { world, client, socket } = await connected({ random: () => 0 });
-    const pending = client.subscribe({ sports: ["tennis"] }, () => {});
-    await flush();
-    socket.reply(socket.framesOf("matches.subscribe")[0], { subscriptionId: "srv-1" });
-    const subscription = await pending;
+    const { subscription } = await subscribed(client, socket, "srv-1", { sports: ["tennis"] });
     assert.equal(subscription.state, "active");
 
     socket.serverClose(1006);
@@ -633,15 +616,7 @@ describe("rule 5: subscriptions survive", () => {
   });
 
   test("a restore refused once for another reason is retried with backoff, never dropped", async () => {
-    const { world, client, events, socket } = await connected({ random: () => 1 });
-    const pending = client.subscribe({ sports: ["tennis"] }, () => {});
-    await flush();
-    socket.reply(socket.framesOf("matches.subscribe")[0], { subscriptionId: "srv-1" });
-    const subscription = await pending;
-    socket.serverClose(1006);
-    await world.clock.advance(500);
-    const next = world.WebSocket.latest;
-    await next.acceptAuth();
+    const { world, client, events, subscription, next } = await restoring({ random: () => 1 });
     next.replyError(next.framesOf("matches.subscribe")[0], { code: "internal_error", message: "Oops." });
     await world.clock.advance(500);
 
@@ -654,15 +629,7 @@ describe("rule 5: subscriptions survive", () => {
 
   for (const code of ["invalid_params", "forbidden"]) {
     test(`a restore refused with ${code} is final: error event, state failed, no retry`, async () => {
-      const { world, client, events, socket } = await connected({ random: () => 0 });
-      const pending = client.subscribe({ sports: ["tennis"] }, () => {});
-      await flush();
-      socket.reply(socket.framesOf("matches.subscribe")[0], { subscriptionId: "srv-1" });
-      const subscription = await pending;
-      socket.serverClose(1006);
-      await world.clock.advance(0);
-      const next = world.WebSocket.latest;
-      await next.acceptAuth();
+      const { world, client, events, subscription, next } = await restoring({ random: () => 0 });
       next.replyError(next.framesOf("matches.subscribe")[0], { code, message: "No." });
       await world.clock.advance(60_000);
 
@@ -675,10 +642,7 @@ describe("rule 5: subscriptions survive", () => {
 
   test("close() leaves every handle closed", async () => {
     const { client, socket } = await connected();
-    const pending = client.subscribe({}, () => {});
-    await flush();
-    socket.reply(socket.framesOf("matches.subscribe")[0], { subscriptionId: "srv-1" });
-    const subscription = await pending;
+    const { subscription } = await subscribed(client, socket, "srv-1", {});
     client.close();
     assert.equal(subscription.state, "closed");
   });

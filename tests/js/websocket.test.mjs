@@ -8,10 +8,12 @@ import {
   FakeDocument,
   FakeLocks,
   WS_URL,
+  connected,
   createBroadcastHub,
   createTab,
   createWorld,
   flush,
+  subscribed,
 } from "./fakes.mjs";
 
 const match = { id: "m-1", sport: "tennis", status: "live", score: { home: 1, away: 0 } };
@@ -20,27 +22,6 @@ const event = (subscriptionId) => ({
   method: "matches.event",
   params: { subscriptionId, kind: "score", match },
 });
-
-/** A client whose socket is open and authenticated. */
-async function connected(options = {}) {
-  const world = createWorld();
-  const tab = createTab(world, options);
-  const opened = tab.client.connect();
-  await flush();
-  const socket = world.WebSocket.latest;
-  await socket.acceptAuth();
-  await opened;
-  return { world, ...tab, socket };
-}
-
-/** Subscribes and confirms it with `serverId`; returns the subscription and the events it got. */
-async function subscribed(client, socket, serverId, filter = { sports: ["tennis"] }) {
-  const received = [];
-  const pending = client.subscribe(filter, (params) => received.push(params));
-  await flush();
-  socket.reply(socket.framesOf("matches.subscribe").at(-1), { subscriptionId: serverId });
-  return { subscription: await pending, received };
-}
 
 describe("connecting", () => {
   test("sends auth with a token minted for reason initial as the first frame, then is open", async () => {
