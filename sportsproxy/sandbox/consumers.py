@@ -18,7 +18,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from sportsproxy.sandbox import conf, simulation
 from sportsproxy.sandbox.envelope import error_response
 from sportsproxy.sandbox.errors import unauthorized
-from sportsproxy.sandbox.sockets import AUTH_EXPIRED, CLOSE_UNAUTHORIZED, SocketSession
+from sportsproxy.sandbox.sockets import AUTH_EXPIRED, CLOSE_UNAUTHORIZED, PING, SocketSession
 
 logger = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ class SandboxConsumer(AsyncWebsocketConsumer):
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         frame = text_data if text_data is not None else (bytes_data or b"")
         answer, close_code = await database_sync_to_async(self.session.handle_frame)(frame)
-        await self.send(text_data=json.dumps(answer))
+        await self._send(answer)
         if close_code is not None:
             await self._close(close_code)
             return
@@ -63,7 +63,7 @@ class SandboxConsumer(AsyncWebsocketConsumer):
                 "method": "matches.event",
                 "params": {"subscriptionId": subscription_id, "kind": message["kind"], "match": match},
             }
-            await self.send(text_data=json.dumps(notification))
+            await self._send(notification)
 
     async def _follow_environment(self) -> None:
         """Be in the event group of the caller's environment while the socket has subscriptions
@@ -83,18 +83,24 @@ class SandboxConsumer(AsyncWebsocketConsumer):
             while not self._closing:
                 await asyncio.sleep(conf.ws_tick())
                 if self.session.auth_overdue():
-                    await self.send(text_data=json.dumps(_no_auth_in_time()))
+                    await self._send(_no_auth_in_time())
                     await self._close(CLOSE_UNAUTHORIZED)
                 elif self.session.credential_expired():
-                    await self.send(text_data=json.dumps(AUTH_EXPIRED))
+                    await self._send(AUTH_EXPIRED)
                     await self._close(CLOSE_UNAUTHORIZED)
                 elif self.session.heartbeat_due():  # once per heartbeat period, not per tick
                     await database_sync_to_async(self.session.heartbeat)()
+                if self.session.ping_due() and not self._closing:
+                    await self._send(PING)
         except asyncio.CancelledError:
             raise
         except Exception:
             logger.exception("Sandbox socket ticker failed; closing the socket")
             await self._close(1011)
+
+    async def _send(self, frame: dict[str, Any]) -> None:
+        self.session.sent()
+        await self.send(text_data=json.dumps(frame))
 
     async def _close(self, code: int) -> None:
         if not self._closing:

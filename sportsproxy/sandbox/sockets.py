@@ -30,6 +30,10 @@ from sportsproxy.sandbox.slots import Slots
 CLOSE_UNAUTHORIZED = 4401
 AUTH_EXPIRED = {"jsonrpc": "2.0", "method": "auth.expired", "params": {}}
 CLOSE_RATE_LIMITED = 4429
+PING = {"jsonrpc": "2.0", "method": "ping", "params": {}}
+# The service's liveness rule: a socket sent nothing for this long gets a `ping` (clients treat
+# 60 s without any frame as a dead connection).
+PING_AFTER_SECONDS = 25
 
 Envelope = dict[str, Any]
 
@@ -45,6 +49,7 @@ class SocketSession:
         self.from_browser = from_browser
         self._context = Context(from_browser=from_browser, socket=self)
         self.connected_at: datetime = clock.now()
+        self.last_sent_at: datetime = self.connected_at
         self.caller: Caller | None = None
         self.subscriptions: dict[str, frozenset[str]] = {}
         self._connection: Slots | None = None
@@ -137,6 +142,13 @@ class SocketSession:
 
     def credential_expired(self) -> bool:
         return self.caller is not None and self.caller.expires_at is not None and clock.now() >= self.caller.expires_at
+
+    def sent(self) -> None:
+        """Note that the socket was just sent a frame."""
+        self.last_sent_at = clock.now()
+
+    def ping_due(self) -> bool:
+        return (clock.now() - self.last_sent_at).total_seconds() >= PING_AFTER_SECONDS
 
     def heartbeat_due(self) -> bool:
         return any(

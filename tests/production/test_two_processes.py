@@ -14,6 +14,8 @@ from websockets.asyncio.client import connect
 from tests.production.cluster import PASSWORD, Cluster
 from tests.support import envelope
 
+IDLE_SECONDS = 65  # past channels_redis's 5 s blocking read many times over, and past two 25 s pings
+
 
 def logged_in(url: str) -> httpx.Client:
     browser = httpx.Client(base_url=url, timeout=10)
@@ -148,3 +150,31 @@ def test_a_killed_workers_sockets_free_their_slots(cluster: Cluster) -> None:
     assert [answer.get("error", {}).get("code") for answer in refused] == ["rate_limited", "rate_limited"]
     time.sleep(2.5)  # two heartbeats of 1 s (SPORTS_SANDBOX_SLOT_HEARTBEAT in the cluster)
     assert all("result" in answer for answer in asyncio.run(connect_twice(survivor)))
+
+
+def test_idle_authenticated_sockets_stay_open_on_both_processes_for_a_minute(cluster: Cluster) -> None:
+    """Nothing arrives on an unsubscribed socket's channel; the layer's blocking read must not time out."""
+    key = cluster.new_key("cluster-idle", "growth")
+
+    async def hold(url: str) -> list[dict[str, object]]:
+        frames: list[dict[str, object]] = []
+        async with connect(url.replace("http://", "ws://") + "/sdk/v1/ws") as socket:
+            await socket.send(json.dumps(envelope("auth", {"apiKey": key})))
+            frames.append(json.loads(await socket.recv()))
+            deadline = asyncio.get_running_loop().time() + IDLE_SECONDS
+            while (left := deadline - asyncio.get_running_loop().time()) > 0:
+                try:
+                    frames.append(json.loads(await asyncio.wait_for(socket.recv(), left)))
+                except TimeoutError:
+                    break
+            await socket.send(json.dumps(envelope("matches.list", {"limit": 1})))
+            frames.append(json.loads(await asyncio.wait_for(socket.recv(), 10)))
+        return frames
+
+    async def both() -> list[list[dict[str, object]]]:
+        return list(await asyncio.gather(*(hold(url) for url in cluster.urls)))
+
+    for frames in asyncio.run(both()):
+        assert "result" in frames[0]
+        assert all(frame.get("method") == "ping" for frame in frames[1:-1])  # only the liveness pings
+        assert "result" in frames[-1]  # still open, and answering, after a minute of silence

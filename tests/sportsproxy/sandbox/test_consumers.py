@@ -16,6 +16,7 @@ from sportsproxy.sandbox.clock import ManualClock
 from sportsproxy.sandbox.keys import hash_secret, issue_key
 from sportsproxy.sandbox.models import Account, ApiKey
 from sportsproxy.sandbox.slots import held
+from sportsproxy.sandbox.sockets import PING
 from tests.support import envelope
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -149,6 +150,7 @@ async def test_an_expiring_token_gets_auth_expired_then_4401(
 ) -> None:
     socket = await authed(sockets, {"token": await mint(key, ttl=60)})
     clock.advance(59)
+    assert await socket.receive() == PING  # 59 s of silence; nothing else
     assert await socket.communicator.receive_nothing(timeout=0.1)
     clock.advance(1)
     assert await socket.receive() == {"jsonrpc": "2.0", "method": "auth.expired", "params": {}}
@@ -158,10 +160,12 @@ async def test_an_expiring_token_gets_auth_expired_then_4401(
 async def test_a_later_auth_frame_replaces_the_credential(sockets: list[Socket], key: str, clock: ManualClock) -> None:
     socket = await authed(sockets, {"token": await mint(key, ttl=60)})
     clock.advance(50)
+    assert await socket.receive() == PING
     fresh = await mint(key, ttl=120)
     answer = await socket.call("auth", {"token": fresh})
     assert answer["result"]["expiresAt"] == "2026-03-14T15:12:16+00:00"
-    clock.advance(30)  # past the first token's expiry
+    clock.advance(30)  # past the first token's expiry: a ping for the silence, no auth.expired
+    assert await socket.receive() == PING
     assert await socket.communicator.receive_nothing(timeout=0.1)
     assert "result" in await socket.call("matches.list", {"limit": 1})
 

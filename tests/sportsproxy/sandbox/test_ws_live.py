@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -99,3 +100,18 @@ async def test_a_browser_handshake_with_an_api_key_is_refused(server: str, key: 
         assert (await call(socket, "auth", {"apiKey": key}))["error"]["code"] == "unauthorized"
         with pytest.raises(ConnectionClosed):
             await socket.recv()
+
+
+async def test_a_socket_sent_nothing_for_25_seconds_gets_a_ping(server: str, key: str, clock: ManualClock) -> None:
+    async with connect(f"ws://{server}/sdk/v1/ws") as socket:
+        await call(socket, "auth", {"apiKey": key})
+        clock.advance(24)
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(socket.recv(), 2 * conf.ws_tick())  # 24 s of silence: nothing yet
+        clock.advance(1)
+        ping = json.loads(await asyncio.wait_for(socket.recv(), 5))
+        assert ping == {"jsonrpc": "2.0", "method": "ping", "params": {}}
+        await call(socket, "matches.list", {"limit": 1})  # an answer counts as something sent
+        clock.advance(24)
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(socket.recv(), 2 * conf.ws_tick())
