@@ -27,6 +27,10 @@ from sportsproxy.service import WS_PATH
 
 logger = logging.getLogger("sportsproxy.realtime")
 
+# The service sends a `ping` after 25 s of silence, so a minute without any frame means the
+# connection is dead (half-open): the socket is closed and its iteration ends.
+SILENCE_LIMIT_SECONDS = 60.0
+
 
 def websocket_url(base_url: str) -> str:
     """The service's WebSocket address for an http(s) base URL."""
@@ -37,9 +41,12 @@ def websocket_url(base_url: str) -> str:
 class SportsSocket:
     """An open socket: `call()` and `subscribe()` correlate answers; iterating yields notifications."""
 
-    def __init__(self, connection: ClientConnection, timeout: float) -> None:
+    def __init__(
+        self, connection: ClientConnection, timeout: float, silence_limit: float = SILENCE_LIMIT_SECONDS
+    ) -> None:
         self._connection = connection
         self._timeout = timeout
+        self._silence_limit = silence_limit
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._notifications: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
         self._reader = asyncio.create_task(self._read())
@@ -90,7 +97,15 @@ class SportsSocket:
 
     async def _read(self) -> None:
         try:
-            async for raw in self._connection:
+            while True:
+                try:
+                    raw = await asyncio.wait_for(self._connection.recv(), self._silence_limit)
+                except TimeoutError:
+                    logger.warning(
+                        "No frame from the service for %g s; closing the socket as dead", self._silence_limit
+                    )
+                    await self._connection.close(code=1001, reason="no frame within the silence limit")
+                    break
                 try:
                     message = json.loads(raw)
                 except ValueError:
@@ -101,6 +116,8 @@ class SportsSocket:
                 future = self._pending.get(message["id"]) if isinstance(message.get("id"), str) else None
                 if future is not None and not future.done():
                     future.set_result(message)
+                elif message.get("method") == "ping":
+                    continue  # liveness only: receiving it was the point
                 elif "method" in message and "id" not in message:
                     self._notifications.put_nowait(message)
                 elif "error" in message and message.get("id") is None:
@@ -118,7 +135,9 @@ class SportsSocket:
 
 
 @contextlib.asynccontextmanager
-async def open_socket(url: str, credential: dict[str, str], timeout: float) -> AsyncIterator[SportsSocket]:
+async def open_socket(
+    url: str, credential: dict[str, str], timeout: float, silence_limit: float = SILENCE_LIMIT_SECONDS
+) -> AsyncIterator[SportsSocket]:
     """Connect, authenticate with the first frame, and close on exit."""
     try:
         connection = await asyncio.wait_for(connect(url, open_timeout=timeout), timeout)
@@ -126,7 +145,7 @@ async def open_socket(url: str, credential: dict[str, str], timeout: float) -> A
         raise SportsTimeout("The service's WebSocket did not open in time.") from None
     except (OSError, InvalidHandshake, InvalidURI) as error:
         raise SportsUnavailable(f"Could not open the service's WebSocket ({type(error).__name__}).") from None
-    socket = SportsSocket(connection, timeout)
+    socket = SportsSocket(connection, timeout, silence_limit)
     try:
         await socket.call("auth", credential)
         yield socket

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
 
 from sportsproxy import AsyncSportsClient, InvalidParamsError, SportsUnavailable, UnauthorizedError
-from sportsproxy.realtime import websocket_url
+from sportsproxy.realtime import open_socket, websocket_url
 from sportsproxy.sandbox import conf
 from sportsproxy.sandbox.clock import ManualClock
 from sportsproxy.sandbox.keys import issue_key
@@ -74,3 +75,40 @@ async def test_no_service_is_unavailable() -> None:
         with pytest.raises(SportsUnavailable):
             async with client.connect():
                 pass
+
+
+async def service_that_answers_auth(pinging_every: float | None) -> tuple[Any, str]:
+    """A tiny real WebSocket server: answers `auth`, then sends only pings (or nothing at all)."""
+    from websockets.asyncio.server import ServerConnection, serve
+
+    async def handler(connection: ServerConnection) -> None:
+        request = json.loads(await connection.recv())
+        await connection.send(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {"ok": True}}))
+        while pinging_every is not None:
+            await asyncio.sleep(pinging_every)
+            await connection.send(json.dumps({"jsonrpc": "2.0", "method": "ping", "params": {}}))
+        await connection.wait_closed()
+
+    server = await serve(handler, "127.0.0.1", 0)
+    host, port = server.sockets[0].getsockname()[:2]
+    return server, f"ws://{host}:{port}/sdk/v1/ws"
+
+
+async def test_a_socket_silent_past_the_limit_is_closed_as_dead() -> None:
+    server, url = await service_that_answers_auth(pinging_every=None)
+    async with server, open_socket(url, {"apiKey": "sk_test_x"}, timeout=2, silence_limit=0.3) as socket:
+        notifications = await asyncio.wait_for(collect(socket), 5)
+        assert notifications == []
+        assert socket.close_code == 1001
+
+
+async def test_pings_keep_a_quiet_socket_alive_and_are_not_yielded() -> None:
+    server, url = await service_that_answers_auth(pinging_every=0.1)
+    async with server, open_socket(url, {"apiKey": "sk_test_x"}, timeout=2, silence_limit=0.3) as socket:
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(anext(aiter(socket)), 1.2)  # four silence limits: still open, nothing yielded
+        assert socket.close_code is None
+
+
+async def collect(socket: Any) -> list[dict[str, Any]]:
+    return [notification async for notification in socket]
