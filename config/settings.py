@@ -112,7 +112,9 @@ if REDIS_URL:
     # 5 s too would end every idle socket's read loop with TimeoutError (close 1011). 15 s bounds a
     # dead Redis connection while a healthy one always answers in time.
     redis_host = {"address": REDIS_URL, "socket_timeout": 15, "socket_connect_timeout": 5}
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [redis_host]}}}
+    CHANNEL_LAYERS = {
+        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [redis_host]}}
+    }
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
