@@ -15,10 +15,10 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
-from sportsproxy.sandbox import conf, simulation
+from sportsproxy.sandbox import conf, revocation, simulation
 from sportsproxy.sandbox.envelope import error_response
 from sportsproxy.sandbox.errors import unauthorized
-from sportsproxy.sandbox.sockets import AUTH_EXPIRED, CLOSE_UNAUTHORIZED, PING, SocketSession
+from sportsproxy.sandbox.sockets import AUTH_EXPIRED, AUTH_REVOKED, CLOSE_UNAUTHORIZED, PING, SocketSession
 
 logger = logging.getLogger(__name__)
 
@@ -27,6 +27,7 @@ class SandboxConsumer(AsyncWebsocketConsumer):
     session: SocketSession
     _ticker: asyncio.Task[None] | None = None
     _group: str | None = None
+    _watched_key: str | None = None
     _closing = False
 
     async def connect(self) -> None:
@@ -38,6 +39,7 @@ class SandboxConsumer(AsyncWebsocketConsumer):
 
     async def disconnect(self, code: int) -> None:
         self._closing = True
+        revocation.forget(self)
         if self._ticker is not None:
             self._ticker.cancel()
         if self._group is not None:
@@ -53,6 +55,24 @@ class SandboxConsumer(AsyncWebsocketConsumer):
             await self._close(close_code)
             return
         await self._follow_environment()
+        self._watch_key()
+
+    async def key_revoked(self) -> None:
+        """The API key this socket authenticated with was revoked (revocation.RevocableSocket)."""
+        if not self._closing:
+            await self._send(AUTH_REVOKED)
+            await self._close(CLOSE_UNAUTHORIZED)
+
+    def _watch_key(self) -> None:
+        """Have the revocation watcher follow the socket's API key (tokens outlive their key)."""
+        caller = self.session.caller
+        key_id = caller.key_id if caller is not None and caller.kind == "api_key" else None
+        if key_id == self._watched_key:
+            return
+        revocation.forget(self)
+        if key_id is not None:
+            revocation.watch(key_id, self)
+        self._watched_key = key_id
 
     async def match_event(self, message: dict[str, Any]) -> None:
         """A `match.event` from the channel layer: notify each subscription that takes its sport."""

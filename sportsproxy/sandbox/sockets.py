@@ -29,6 +29,7 @@ from sportsproxy.sandbox.slots import Slots
 
 CLOSE_UNAUTHORIZED = 4401
 AUTH_EXPIRED = {"jsonrpc": "2.0", "method": "auth.expired", "params": {}}
+AUTH_REVOKED = {"jsonrpc": "2.0", "method": "auth.revoked", "params": {}}
 CLOSE_RATE_LIMITED = 4429
 PING = {"jsonrpc": "2.0", "method": "ping", "params": {}}
 # The service's liveness rule: a socket sent nothing for this long gets a `ping` (clients treat

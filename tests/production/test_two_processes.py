@@ -9,7 +9,7 @@ import time
 from datetime import UTC, datetime
 
 import httpx
-from websockets.asyncio.client import connect
+from websockets.asyncio.client import ClientConnection, connect
 
 from tests.production.cluster import PASSWORD, Cluster
 from tests.support import envelope
@@ -178,3 +178,30 @@ def test_idle_authenticated_sockets_stay_open_on_both_processes_for_a_minute(clu
         assert "result" in frames[0]
         assert all(frame.get("method") == "ping" for frame in frames[1:-1])  # only the liveness pings
         assert "result" in frames[-1]  # still open, and answering, after a minute of silence
+
+
+def test_revoking_a_key_closes_its_sockets_on_every_process_within_2_s(cluster: Cluster) -> None:
+    """`sandbox_key revoke` is a third process that shares only the database with the servers."""
+    created = cluster.manage("sandbox_key", "create", "--account", "cluster-revoke", "--tier", "growth")
+    key_id = re.search(r"key (key_\w+) for", created).group(1)  # type: ignore[union-attr]
+    key = created.splitlines()[-1]
+
+    async def scenario() -> list[tuple[dict[str, object], int | None, float]]:
+        sockets = [await connect(url.replace("http://", "ws://") + "/sdk/v1/ws") for url in cluster.urls]
+        for socket in sockets:
+            await socket.send(json.dumps(envelope("auth", {"apiKey": key})))
+            assert "result" in json.loads(await socket.recv())
+        await asyncio.to_thread(cluster.manage, "sandbox_key", "revoke", key_id)
+        revoked_at = time.monotonic()
+
+        async def closing(socket: ClientConnection) -> tuple[dict[str, object], int | None, float]:
+            notice = json.loads(await asyncio.wait_for(socket.recv(), 5))
+            await asyncio.wait_for(socket.wait_closed(), 5)
+            return notice, socket.close_code, time.monotonic() - revoked_at
+
+        return list(await asyncio.gather(*(closing(socket) for socket in sockets)))
+
+    for notice, close_code, seconds in asyncio.run(scenario()):
+        assert notice == {"jsonrpc": "2.0", "method": "auth.revoked", "params": {}}
+        assert close_code == 4401
+        assert seconds < 2

@@ -8,13 +8,14 @@ from typing import Any
 
 import httpx
 import pytest
+from asgiref.sync import sync_to_async
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from sportsproxy.sandbox import conf
 from sportsproxy.sandbox.clock import ManualClock
-from sportsproxy.sandbox.keys import issue_key
-from sportsproxy.sandbox.models import Account
+from sportsproxy.sandbox.keys import hash_secret, issue_key
+from sportsproxy.sandbox.models import Account, ApiKey
 from tests.support import envelope
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -115,3 +116,28 @@ async def test_a_socket_sent_nothing_for_25_seconds_gets_a_ping(server: str, key
         clock.advance(24)
         with pytest.raises(TimeoutError):
             await asyncio.wait_for(socket.recv(), 2 * conf.ws_tick())
+
+
+async def test_revoking_a_key_closes_its_open_sockets_within_2_s_but_not_its_tokens(server: str, key: str) -> None:
+    token = await mint_over_http(server, key, ttl=600)
+    async with (
+        connect(f"ws://{server}/sdk/v1/ws") as by_key,
+        connect(f"ws://{server}/sdk/v1/ws", origin="https://app.example.com") as by_token,  # type: ignore[arg-type]
+    ):
+        await call(by_key, "auth", {"apiKey": key})
+        await call(by_token, "auth", {"token": token})
+        loop = asyncio.get_running_loop()
+        revoked_at = loop.time()
+        await sync_to_async(revoke)(key)
+
+        notice = json.loads(await asyncio.wait_for(by_key.recv(), 5))
+        with pytest.raises(ConnectionClosed):
+            await asyncio.wait_for(by_key.recv(), 5)
+        assert notice == {"jsonrpc": "2.0", "method": "auth.revoked", "params": {}}
+        assert by_key.close_code == 4401
+        assert loop.time() - revoked_at < 2
+        assert "result" in await call(by_token, "matches.list", {"limit": 1})  # a token outlives its key
+
+
+def revoke(key: str) -> None:
+    ApiKey.objects.get(secret_hash=hash_secret(key)).revoke()
