@@ -3,6 +3,10 @@
 The socket authenticates by its first frame (`auth`), never by cookies, so any origin
 may connect with a token; an API key on a handshake that carried `Origin` is refused.
 Frames are answered by `SocketSession`, i.e. by the same dispatcher as HTTP.
+
+Everything the socket sends goes through one outbox, in order, written by one task: a client
+that stops reading holds up only its own writer. When more than MAX_BACKLOG frames wait, the
+backlog is dropped and the socket is closed with 4008 instead of growing the server's memory.
 """
 
 from __future__ import annotations
@@ -15,53 +19,127 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
-from sportsproxy.sandbox import conf, revocation, simulation
+from sportsproxy.sandbox import conf, fanout, revocation, simulation
 from sportsproxy.sandbox.envelope import error_response
 from sportsproxy.sandbox.errors import unauthorized
 from sportsproxy.sandbox.sockets import AUTH_EXPIRED, AUTH_REVOKED, CLOSE_UNAUTHORIZED, PING, SocketSession
 
 logger = logging.getLogger(__name__)
 
+MAX_BACKLOG = 1_000
+CLOSE_BACKLOG = 4008
+CLOSE_INTERNAL_ERROR = 1011
+
 
 class SandboxConsumer(AsyncWebsocketConsumer):
     session: SocketSession
+    _outbox: asyncio.Queue[str | int]  # frames to send, then a close code last
+    _writer: asyncio.Task[None] | None = None
     _ticker: asyncio.Task[None] | None = None
-    _group: str | None = None
+    _groups: frozenset[str] = frozenset()
     _watched_key: str | None = None
     _closing = False
 
     async def connect(self) -> None:
         headers = dict(self.scope.get("headers", []))
         self.session = SocketSession(from_browser=b"origin" in headers)
+        self._outbox = asyncio.Queue()
         await self.accept()
+        self._writer = asyncio.create_task(self._write())
         self._ticker = asyncio.create_task(self._tick())
         simulation.socket_opened()
 
     async def disconnect(self, code: int) -> None:
         self._closing = True
         revocation.forget(self)
-        if self._ticker is not None:
-            self._ticker.cancel()
-        if self._group is not None:
-            await self.channel_layer.group_discard(self._group, self.channel_name)
+        for task in (self._ticker, self._writer):
+            if task is not None:
+                task.cancel()
+        await self._follow(frozenset())
         simulation.socket_closed()
         await database_sync_to_async(self.session.close)()
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         frame = text_data if text_data is not None else (bytes_data or b"")
         answer, close_code = await database_sync_to_async(self.session.handle_frame)(frame)
-        await self._send(answer)
+        self._send(answer)
         if close_code is not None:
-            await self._close(close_code)
+            self._close(close_code)
             return
-        await self._follow_environment()
+        await self._follow(self._wanted_groups())
         self._watch_key()
+
+    # --- what other parts of the process call -------------------------------------
+
+    def deliver(self, kind: str, sport: str, match_json: str) -> None:
+        """An event of a sport this socket's groups carry (fanout.Listener): one frame per subscription."""
+        for subscription_id in self.session.subscribers_of(sport):
+            params = f'{{"subscriptionId":{json.dumps(subscription_id)},"kind":"{kind}","match":{match_json}}}'
+            self._enqueue(f'{{"jsonrpc":"2.0","method":"matches.event","params":{params}}}')
 
     async def key_revoked(self) -> None:
         """The API key this socket authenticated with was revoked (revocation.RevocableSocket)."""
+        self._send(AUTH_REVOKED)
+        self._close(CLOSE_UNAUTHORIZED)
+
+    # --- sending, in order, through the outbox ----------------------------------------
+
+    def _send(self, frame: dict[str, Any]) -> None:
+        self._enqueue(json.dumps(frame))
+
+    def _enqueue(self, text: str) -> None:
+        if self._closing:
+            return
+        if self._outbox.qsize() >= MAX_BACKLOG:
+            self._drop_backlog()
+            return
+        self.session.sent()
+        self._outbox.put_nowait(text)
+
+    def _close(self, code: int) -> None:
+        """Close once the frames already queued are sent."""
         if not self._closing:
-            await self._send(AUTH_REVOKED)
-            await self._close(CLOSE_UNAUTHORIZED)
+            self._closing = True
+            self._outbox.put_nowait(code)
+
+    def _drop_backlog(self) -> None:
+        """A client that does not read: forget what it has not read, and close with 4008."""
+        logger.warning("Closing a socket whose client stopped reading (%d frames waiting)", self._outbox.qsize())
+        while not self._outbox.empty():
+            self._outbox.get_nowait()
+        self._close(CLOSE_BACKLOG)
+
+    async def _write(self) -> None:
+        try:
+            while True:
+                item = await self._outbox.get()
+                if isinstance(item, int):
+                    await self.close(item)
+                    return
+                await self.send(text_data=item)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # the client went away mid-send: disconnect() follows
+            logger.debug("Socket writer stopped: %s", type(error).__name__)
+
+    # --- membership, revocation, time ---------------------------------------------
+
+    def _wanted_groups(self) -> frozenset[str]:
+        """The groups of the sports this socket's subscriptions take, in the caller's environment."""
+        caller = self.session.caller
+        if caller is None:
+            return frozenset()
+        sports = frozenset[str]().union(*self.session.subscriptions.values())
+        return frozenset(fanout.group_name(caller.env, sport) for sport in sports)
+
+    async def _follow(self, wanted: frozenset[str]) -> None:
+        """Be in exactly the `wanted` groups (subscriptions and a later `auth` may change them)."""
+        current, self._groups = self._groups, wanted
+        hub = fanout.hub()
+        for group in current - wanted:
+            await hub.leave(group, self)
+        for group in wanted - current:
+            await hub.join(group, self)
 
     def _watch_key(self) -> None:
         """Have the revocation watcher follow the socket's API key (tokens outlive their key)."""
@@ -74,58 +152,25 @@ class SandboxConsumer(AsyncWebsocketConsumer):
             revocation.watch(key_id, self)
         self._watched_key = key_id
 
-    async def match_event(self, message: dict[str, Any]) -> None:
-        """A `match.event` from the channel layer: notify each subscription that takes its sport."""
-        match = message["match"]
-        for subscription_id in self.session.subscribers_of(match["sport"]):
-            notification = {
-                "jsonrpc": "2.0",
-                "method": "matches.event",
-                "params": {"subscriptionId": subscription_id, "kind": message["kind"], "match": match},
-            }
-            await self._send(notification)
-
-    async def _follow_environment(self) -> None:
-        """Be in the event group of the caller's environment while the socket has subscriptions
-        (a later `auth` with the account's other key may change the environment)."""
-        caller = self.session.caller
-        wanted = simulation.group_name(caller.env) if caller is not None and self.session.subscriptions else None
-        if wanted == self._group:
-            return
-        if self._group is not None:
-            await self.channel_layer.group_discard(self._group, self.channel_name)
-        if wanted is not None:
-            await self.channel_layer.group_add(wanted, self.channel_name)
-        self._group = wanted
-
     async def _tick(self) -> None:
         try:
             while not self._closing:
                 await asyncio.sleep(conf.ws_tick())
                 if self.session.auth_overdue():
-                    await self._send(_no_auth_in_time())
-                    await self._close(CLOSE_UNAUTHORIZED)
+                    self._send(_no_auth_in_time())
+                    self._close(CLOSE_UNAUTHORIZED)
                 elif self.session.credential_expired():
-                    await self._send(AUTH_EXPIRED)
-                    await self._close(CLOSE_UNAUTHORIZED)
+                    self._send(AUTH_EXPIRED)
+                    self._close(CLOSE_UNAUTHORIZED)
                 elif self.session.heartbeat_due():  # once per heartbeat period, not per tick
                     await database_sync_to_async(self.session.heartbeat)()
-                if self.session.ping_due() and not self._closing:
-                    await self._send(PING)
+                if self.session.ping_due():
+                    self._send(PING)
         except asyncio.CancelledError:
             raise
         except Exception:
             logger.exception("Sandbox socket ticker failed; closing the socket")
-            await self._close(1011)
-
-    async def _send(self, frame: dict[str, Any]) -> None:
-        self.session.sent()
-        await self.send(text_data=json.dumps(frame))
-
-    async def _close(self, code: int) -> None:
-        if not self._closing:
-            self._closing = True
-            await self.close(code)
+            self._close(CLOSE_INTERNAL_ERROR)
 
 
 def _no_auth_in_time() -> dict[str, Any]:

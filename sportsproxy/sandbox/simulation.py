@@ -2,7 +2,7 @@
 
 Time is cut into steps of SPORTS_SANDBOX_EVENT_INTERVAL seconds. Each step changes one
 live match per sport and environment, chosen by a generator seeded with the step, and
-publishes a `match.event` to the environment's channel-layer group. A step is claimed in
+publishes a `match.event` to the group of its environment and sport (see fanout.py). A step is claimed in
 the cache before it is applied, so with a shared cache (Redis) only one process publishes
 it. `run()` drives the steps from a background task while sockets are open; tests call
 `advance()` after moving the sandbox clock.
@@ -11,6 +11,7 @@ it. `run()` drives the steps from a background task while sockets are open; test
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import random
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.core.cache import cache
 
-from sportsproxy.sandbox import clock, conf
+from sportsproxy.sandbox import clock, conf, fanout
 from sportsproxy.sandbox.conf import ENVIRONMENTS
 from sportsproxy.sandbox.matches import SPORTS, Match, book
 
@@ -35,10 +36,6 @@ FINISH_CHANCE = 0.1
 class MatchEvent:
     kind: str  # "score" or "status"
     match: dict[str, Any]
-
-
-def group_name(env: str) -> str:
-    return f"sandbox-matches-{env}"
 
 
 def current_step() -> int:
@@ -104,7 +101,9 @@ async def advance() -> int:
     sent = 0
     for env, events in due.items():
         for event in events:
-            await layer.group_send(group_name(env), {"type": "match.event", "kind": event.kind, "match": event.match})
+            sport = event.match["sport"]
+            message = fanout.event_message(env, event.kind, json.dumps(event.match), sport)
+            await layer.group_send(message["group"], message)
             sent += 1
     return sent
 

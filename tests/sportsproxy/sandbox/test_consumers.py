@@ -8,12 +8,14 @@ from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 
 from config.asgi import application
-from sportsproxy.sandbox import conf
+from sportsproxy.sandbox import conf, fanout
 from sportsproxy.sandbox.clock import ManualClock
 from sportsproxy.sandbox.keys import hash_secret, issue_key
+from sportsproxy.sandbox.matches import SPORTS
 from sportsproxy.sandbox.models import Account, ApiKey
 from sportsproxy.sandbox.slots import held
 from sportsproxy.sandbox.sockets import PING
@@ -313,11 +315,21 @@ async def test_a_non_ascii_frame_is_capped_in_bytes_not_characters(sockets: list
     assert (await socket.send_raw(frame))["error"]["code"] == "invalid_request"
 
 
-async def test_a_thousand_connect_disconnect_cycles_leave_no_connection_slot(key: str, settings: Any) -> None:
+async def test_a_thousand_connect_subscribe_disconnect_cycles_leave_no_slot_or_group_membership(
+    key: str, settings: Any
+) -> None:
     settings.SPORTS_SANDBOX_RATE_CLASSES = {"free": {"requests_per_minute": 10**6}}
-    for _ in range(1000):
+    layer = get_channel_layer()
+    for turn in range(1000):
         socket = await Socket().open()
         assert (await socket.call("auth", {"apiKey": key}))["result"]["ok"] is True
+        sports = [SPORTS[turn % len(SPORTS)]] if turn % 2 else None  # one sport, or all of them
+        assert "result" in await socket.call("matches.subscribe", {"sports": sports} if sports else {})
+        if turn == 0:
+            assert fanout.hub().memberships() == {fanout.group_name("test", sport): 1 for sport in SPORTS}
         await socket.close()
     account_id = await sync_to_async(lambda: ApiKey.objects.get(secret_hash=hash_secret(key)).account.public_id)()
     assert await sync_to_async(held)("connections", account_id) == 0
+    assert await sync_to_async(held)("subscriptions", account_id) == 0
+    assert fanout.hub().memberships() == {}
+    assert all(not members for members in layer.groups.values())  # the process channel left every group

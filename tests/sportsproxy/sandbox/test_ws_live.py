@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+from socket import SO_RCVBUF, SOL_SOCKET
+from socket import socket as tcp_socket
 from typing import Any
 
 import httpx
 import pytest
 from asgiref.sync import sync_to_async
 from websockets.asyncio.client import ClientConnection, connect
+from websockets.client import ClientProtocol
 from websockets.exceptions import ConnectionClosed
+from websockets.frames import Frame
+from websockets.uri import parse_uri
 
 from sportsproxy.sandbox import conf
 from sportsproxy.sandbox.clock import ManualClock
@@ -32,9 +37,11 @@ def key() -> str:
 
 
 async def call(socket: ClientConnection, method: str, params: Any = None) -> dict[str, Any]:
+    """The answer to one request; notifications (events, pings) that come first are skipped."""
     request = envelope(method, params)
     await socket.send(json.dumps(request))
-    answer: dict[str, Any] = json.loads(await socket.recv())
+    while "id" not in (answer := json.loads(await socket.recv())):
+        pass
     assert answer["id"] == request["id"]
     return answer
 
@@ -68,7 +75,9 @@ async def test_token_auth_events_reauth_and_expiry_over_a_real_socket(
         clock.advance(60 - conf.event_interval())  # the first token's end: the socket stays open
         assert "result" in await call(socket, "matches.unsubscribe", {"subscriptionId": subscription})
         clock.advance(conf.event_interval())  # the second token's end
-        assert json.loads(await socket.recv()) == {"jsonrpc": "2.0", "method": "auth.expired", "params": {}}
+        while (notice := json.loads(await socket.recv()))["method"] == "ping":
+            pass
+        assert notice == {"jsonrpc": "2.0", "method": "auth.expired", "params": {}}
         with pytest.raises(ConnectionClosed) as closed:
             await socket.recv()
         assert closed.value.rcvd is not None
@@ -141,3 +150,82 @@ async def test_revoking_a_key_closes_its_open_sockets_within_2_s_but_not_its_tok
 
 def revoke(key: str) -> None:
     ApiKey.objects.get(secret_hash=hash_secret(key)).revoke()
+
+
+async def test_a_client_that_stops_reading_is_closed_with_4008(server: str, clock: ManualClock, settings: Any) -> None:
+    """Its backlog is dropped past 1,000 frames instead of growing; the close comes after what it had read."""
+    settings.SPORTS_SANDBOX_WS_TICK = 0.02
+    key = await sync_to_async(lambda: issue_key(Account.objects.create(name="slow-reader", tier="growth"), "test")[1])()
+    slow = await SlowReader.connect(server)
+    await slow.call("auth", {"apiKey": key})
+    for _ in range(50):
+        await slow.call("matches.subscribe", {})
+    for _ in range(40):  # every sport's events, 50 times over: tens of thousands of frames, none read
+        clock.advance(3 * conf.event_interval())
+        await asyncio.sleep(0.05)
+
+    received, close_code = await slow.read_until_closed()
+    assert close_code == 4008
+    assert received < 40 * 18 * 50  # the backlog was dropped, not delivered
+
+
+class SlowReader:
+    """A WebSocket client on a raw TCP socket with a tiny receive window, that reads only when told.
+
+    (A library client keeps reading into its own buffers, so the server would never see it stall.)
+    """
+
+    def __init__(self, connection: tcp_socket, protocol: ClientProtocol) -> None:
+        self.connection = connection
+        self.protocol = protocol
+        self.loop = asyncio.get_running_loop()
+
+    @classmethod
+    async def connect(cls, server: str) -> SlowReader:
+        host, port = server.split(":")
+        connection = tcp_socket()
+        connection.setsockopt(SOL_SOCKET, SO_RCVBUF, 4096)  # before connecting, so the kernel keeps it small
+        connection.setblocking(False)
+        await asyncio.get_running_loop().sock_connect(connection, (host, int(port)))
+        reader = cls(connection, ClientProtocol(parse_uri(f"ws://{server}/sdk/v1/ws")))
+        reader.protocol.send_request(reader.protocol.connect())
+        await reader.flush()
+        await reader.next_event()  # the handshake's response
+        return reader
+
+    async def flush(self) -> None:
+        await self.loop.sock_sendall(self.connection, b"".join(self.protocol.data_to_send()))
+
+    async def next_event(self) -> object:
+        while not (events := self.protocol.events_received()):
+            data = await asyncio.wait_for(self.loop.sock_recv(self.connection, 65536), 10)
+            if not data:
+                self.protocol.receive_eof()
+                raise ConnectionError("closed")
+            self.protocol.receive_data(data)
+        self.pending = events[1:]
+        return events[0]
+
+    async def call(self, method: str, params: Any) -> dict[str, Any]:
+        self.protocol.send_text(json.dumps(envelope(method, params)).encode())
+        await self.flush()
+        frame = await self.next_event()
+        answer: dict[str, Any] = json.loads(frame.data)  # type: ignore[attr-defined]
+        assert "result" in answer, answer
+        return answer
+
+    async def read_until_closed(self) -> tuple[int, int | None]:
+        received = len(getattr(self, "pending", []))
+        try:
+            while True:
+                data = await asyncio.wait_for(self.loop.sock_recv(self.connection, 1 << 20), 10)
+                if not data:
+                    break
+                self.protocol.receive_data(data)
+                received += sum(1 for event in self.protocol.events_received() if isinstance(event, Frame))
+                await self.flush()  # answers the close handshake
+                if self.protocol.close_rcvd is not None:
+                    break
+        finally:
+            self.connection.close()
+        return received, self.protocol.close_rcvd.code if self.protocol.close_rcvd else None
