@@ -19,7 +19,7 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
-from sportsproxy.sandbox import conf, fanout, revocation, simulation
+from sportsproxy.sandbox import conf, fanout, heartbeat, revocation, simulation
 from sportsproxy.sandbox.envelope import error_response
 from sportsproxy.sandbox.errors import unauthorized
 from sportsproxy.sandbox.sockets import AUTH_EXPIRED, AUTH_REVOKED, CLOSE_UNAUTHORIZED, PING, SocketSession
@@ -48,6 +48,7 @@ class SandboxConsumer(AsyncWebsocketConsumer):
         self._writer = asyncio.create_task(self._write())
         self._ticker = asyncio.create_task(self._tick())
         simulation.socket_opened()
+        heartbeat.socket_opened()
 
     async def disconnect(self, code: int) -> None:
         self._closing = True
@@ -57,6 +58,7 @@ class SandboxConsumer(AsyncWebsocketConsumer):
                 task.cancel()
         await self._follow(frozenset())
         simulation.socket_closed()
+        heartbeat.socket_closed()
         await database_sync_to_async(self.session.close)()
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
@@ -162,8 +164,6 @@ class SandboxConsumer(AsyncWebsocketConsumer):
                 elif self.session.credential_expired():
                     self._send(AUTH_EXPIRED)
                     self._close(CLOSE_UNAUTHORIZED)
-                elif self.session.heartbeat_due():  # once per heartbeat period, not per tick
-                    await database_sync_to_async(self.session.heartbeat)()
                 if self.session.ping_due():
                     self._send(PING)
         except asyncio.CancelledError:

@@ -1,15 +1,18 @@
 """Per-account counts of open sockets and subscriptions, shared through the Django cache.
 
-Each holder (one socket) counts itself into time buckets of `heartbeat` seconds: the
-bucket it joins in and the one before, then every later bucket as its ticker calls
-`refresh()`. An account's count is the larger of the current and previous bucket.
-A clean `release()` takes the holder out at once, so counts are exact; a holder that
-dies without releasing (a killed worker) is forgotten within two heartbeats.
+Each holder (one socket) counts itself into time buckets of `heartbeat` seconds: the bucket it
+joins in and the one before, then every later bucket when the process's heartbeat task calls
+`refresh_all()`, which makes one cache change per kind and account for all of the process's
+holders. An account's count is the larger of the current and previous bucket. A clean
+`release()` takes the holder out at once, so counts are exact; a holder that dies without
+releasing (a killed worker) is forgotten within two heartbeats.
 """
 
 from __future__ import annotations
 
 import contextlib
+import weakref
+from collections import Counter
 
 from django.core.cache import cache
 
@@ -22,6 +25,31 @@ def _bucket() -> int:
 
 def _key(kind: str, account_id: str, bucket: int) -> str:
     return f"sandbox:slots:{kind}:{account_id}:{bucket}"
+
+
+# The holders of this process with slots held: refresh_all() beats for all of them at once.
+_holders: weakref.WeakSet[Slots] = weakref.WeakSet()
+_refreshed_bucket: int | None = None
+
+
+def refresh_due() -> bool:
+    """Whether a new bucket began since the last refresh_all(): cheap, no cache access."""
+    return _bucket() != _refreshed_bucket
+
+
+def refresh_all() -> int:
+    """One heartbeat for every holder of this process: one cache change per kind and account,
+    however many sockets hold its slots. Returns how many holders it counted in."""
+    global _refreshed_bucket
+    bucket = _refreshed_bucket = _bucket()
+    totals: Counter[tuple[str, str]] = Counter()
+    due = [holder for holder in list(_holders) if holder.amount and bucket not in holder._buckets]
+    for holder in due:
+        holder._buckets = {held_in for held_in in holder._buckets if held_in >= bucket - 1} | {bucket}
+        totals[(holder.kind, holder.account_id)] += holder.amount
+    for (kind, account_id), amount in totals.items():
+        _change(kind, account_id, bucket, amount)
+    return len(due)
 
 
 def held(kind: str, account_id: str) -> int:
@@ -48,6 +76,7 @@ class Slots:
             self._buckets = {bucket - 1, bucket}  # a newcomer counts where everyone alive is counted
         self._add(amount)
         self.amount += amount
+        _holders.add(self)
         if held(self.kind, self.account_id) > limit:
             self.release(amount)
             return False
@@ -63,10 +92,7 @@ class Slots:
         self.amount -= amount
         if self.amount == 0:
             self._buckets.clear()
-
-    def needs_refresh(self) -> bool:
-        """Whether a heartbeat would change anything (a new bucket began): cheap, no cache access."""
-        return bool(self.amount) and _bucket() not in self._buckets
+            _holders.discard(self)
 
     def refresh(self) -> None:
         """Heartbeat: count this holder into the current bucket; forget buckets that expired."""
@@ -74,15 +100,16 @@ class Slots:
         self._buckets = {held_in for held_in in self._buckets if held_in >= bucket - 1}
         if self.amount and bucket not in self._buckets:
             self._buckets.add(bucket)
-            self._change(bucket, self.amount)
+            _change(self.kind, self.account_id, bucket, self.amount)
 
     def _add(self, amount: int) -> None:
         for bucket in self._buckets:
-            self._change(bucket, amount)
+            _change(self.kind, self.account_id, bucket, amount)
 
-    def _change(self, bucket: int, amount: int) -> None:
-        key = _key(self.kind, self.account_id, bucket)
-        if amount > 0:
-            cache.add(key, 0, timeout=conf.slot_heartbeat() * 3)
-        with contextlib.suppress(ValueError):  # the bucket expired: nothing is left to take back
-            cache.incr(key, amount)
+
+def _change(kind: str, account_id: str, bucket: int, amount: int) -> None:
+    key = _key(kind, account_id, bucket)
+    if amount > 0:
+        cache.add(key, 0, timeout=conf.slot_heartbeat() * 3)
+    with contextlib.suppress(ValueError):  # the bucket expired: nothing is left to take back
+        cache.incr(key, amount)

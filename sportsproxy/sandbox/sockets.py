@@ -151,16 +151,6 @@ class SocketSession:
     def ping_due(self) -> bool:
         return (clock.now() - self.last_sent_at).total_seconds() >= PING_AFTER_SECONDS
 
-    def heartbeat_due(self) -> bool:
-        return any(
-            slots is not None and slots.needs_refresh() for slots in (self._connection, self._subscription_slots)
-        )
-
-    def heartbeat(self) -> None:
-        for slots in (self._connection, self._subscription_slots):
-            if slots is not None:
-                slots.refresh()
-
     def close(self) -> None:
         """Give back every slot this socket held (idempotent)."""
         for slots in (self._connection, self._subscription_slots):

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from sportsproxy.sandbox import conf
+from typing import Any
+
+import pytest
+
+from sportsproxy.sandbox import conf, slots
 from sportsproxy.sandbox.clock import ManualClock
 from sportsproxy.sandbox.slots import Slots, held
 
@@ -38,3 +42,38 @@ def test_a_killed_workers_slots_are_forgotten_within_two_heartbeats(clock: Manua
     assert held("subscriptions", "acct_z") == 3
     survivor.release(3)
     assert held("subscriptions", "acct_z") == 0
+
+
+class CountingCache:
+    """The real cache, counting the writes that go through it."""
+
+    def __init__(self, real: Any) -> None:
+        self.real = real
+        self.writes = 0
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self.real, name)
+        if name in ("add", "incr"):
+            self.writes += 1
+        return attribute
+
+
+def test_one_heartbeat_for_a_thousand_holders_writes_once_per_kind_and_account(
+    clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    holders = [Slots("connections", f"acct_{index % 2}") for index in range(1000)]
+    for holder in holders:
+        assert holder.acquire(limit=10_000)
+    counting = CountingCache(slots.cache)
+    monkeypatch.setattr(slots, "cache", counting)
+    for _ in range(3):  # three buckets later, only the batch heartbeat has kept them counted
+        clock.advance(conf.slot_heartbeat())
+        assert slots.refresh_due()
+        assert slots.refresh_all() == 1000
+        assert not slots.refresh_due()
+    assert counting.writes == 3 * 2 * 2  # per bucket: add and incr, for each of the two accounts
+    assert held("connections", "acct_0") == held("connections", "acct_1") == 500
+    for holder in holders:
+        holder.release()
+    assert held("connections", "acct_0") == held("connections", "acct_1") == 0
+    assert slots.refresh_all() == 0
