@@ -12,6 +12,7 @@ from django.core.cache import cache
 
 from sportsproxy.sandbox import clock, conf
 from sportsproxy.sandbox.caller import Caller
+from sportsproxy.sandbox.counters import add_to_counter
 from sportsproxy.sandbox.errors import RATE_LIMITED, RpcError
 
 WINDOW_SECONDS = 60
@@ -23,9 +24,7 @@ def spend_request(caller: Caller) -> None:
     now = clock.now().timestamp()
     window = int(now // WINDOW_SECONDS)
     key = _counter_key(caller.account_id, window)
-    # add() is a no-op when the key exists, so concurrent first requests cannot reset it.
-    cache.add(key, 0, timeout=WINDOW_SECONDS * 2)
-    used = cache.incr(key)
+    used = add_to_counter(key, 1, timeout=WINDOW_SECONDS * 2) or 1
     if used > limit:
         retry_after = max(1, math.ceil((window + 1) * WINDOW_SECONDS - now))
         raise RpcError(

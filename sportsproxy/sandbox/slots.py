@@ -10,13 +10,13 @@ releasing (a killed worker) is forgotten within two heartbeats.
 
 from __future__ import annotations
 
-import contextlib
 import weakref
 from collections import Counter
 
 from django.core.cache import cache
 
 from sportsproxy.sandbox import clock, conf
+from sportsproxy.sandbox.counters import add_to_counter
 
 
 def _bucket() -> int:
@@ -108,8 +108,4 @@ class Slots:
 
 
 def _change(kind: str, account_id: str, bucket: int, amount: int) -> None:
-    key = _key(kind, account_id, bucket)
-    if amount > 0:
-        cache.add(key, 0, timeout=conf.slot_heartbeat() * 3)
-    with contextlib.suppress(ValueError):  # the bucket expired: nothing is left to take back
-        cache.incr(key, amount)
+    add_to_counter(_key(kind, account_id, bucket), amount, timeout=conf.slot_heartbeat() * 3)
