@@ -97,6 +97,7 @@ class Cluster:
             str(port),
         ]
         command += ["--lifespan", "off", "--ws", "websockets-sansio", "--log-level", "warning"]
+        command += ["--timeout-graceful-shutdown", "5"]  # open sockets must not hold up stop()
         process = subprocess.Popen(command, cwd=PROJECT_ROOT, env=environment)  # noqa: S603 - fixed command
         self.processes.append(process)
         url = f"http://127.0.0.1:{port}"
@@ -135,6 +136,7 @@ class Cluster:
                 process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 process.kill()
+                process.wait(timeout=10)  # reaped, so no ResourceWarning lands in a later test
         with psycopg.connect(f"{POSTGRES}/test", autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)')
         redis.Redis.from_url(REDIS_URL).flushdb()
