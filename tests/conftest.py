@@ -20,6 +20,21 @@ START = datetime(2026, 3, 14, 15, 9, 26, tzinfo=UTC)
 RpcCall = Callable[..., dict[str, Any]]
 
 
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A SQLite test database in a file, not in shared-cache memory.
+
+    In memory, SQLite locks whole tables between connections and fails at once ("database table
+    is locked") instead of waiting; the live-server tests answer requests from several threads
+    at the same moment, as a real server does. A file waits (busy timeout) like production.
+    """
+    from django.conf import settings
+
+    database = settings.DATABASES["default"]
+    if database["ENGINE"].endswith("sqlite3"):
+        database["TEST"] = {**database.get("TEST", {}), "NAME": str(tmp_path_factory.mktemp("db") / "test.sqlite3")}
+
+
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings: Any) -> None:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # test speed only

@@ -119,6 +119,64 @@ def test_the_database_going_away_is_internal_error_and_the_service_recovers(clus
     assert "result" in call(key)
 
 
+def test_idle_authenticated_sockets_stay_open_on_both_processes_for_a_minute(cluster: Cluster) -> None:
+    """Nothing arrives on an unsubscribed socket's channel; the layer's blocking read must not time out."""
+    key = cluster.new_key("cluster-idle", "growth")
+    assert len(cluster.urls) == 2
+
+    async def hold(url: str) -> list[dict[str, object]]:
+        frames: list[dict[str, object]] = []
+        async with connect(url.replace("http://", "ws://") + "/sdk/v1/ws") as socket:
+            await socket.send(json.dumps(envelope("auth", {"apiKey": key})))
+            frames.append(json.loads(await socket.recv()))
+            deadline = asyncio.get_running_loop().time() + IDLE_SECONDS
+            while (left := deadline - asyncio.get_running_loop().time()) > 0:
+                try:
+                    frames.append(json.loads(await asyncio.wait_for(socket.recv(), left)))
+                except TimeoutError:
+                    break
+            await socket.send(json.dumps(envelope("matches.list", {"limit": 1})))
+            frames.append(json.loads(await asyncio.wait_for(socket.recv(), 10)))
+        return frames
+
+    async def both() -> list[list[dict[str, object]]]:
+        return list(await asyncio.gather(*(hold(url) for url in cluster.urls)))
+
+    for frames in asyncio.run(both()):
+        assert "result" in frames[0]
+        assert all(frame.get("method") == "ping" for frame in frames[1:-1])  # only the liveness pings
+        assert "result" in frames[-1]  # still open, and answering, after a minute of silence
+
+
+def test_revoking_a_key_closes_its_sockets_on_every_process_within_2_s(cluster: Cluster) -> None:
+    """`sandbox_key revoke` is a third process that shares only the database with the servers."""
+    created = cluster.manage("sandbox_key", "create", "--account", "cluster-revoke", "--tier", "growth")
+    assert len(cluster.urls) == 2
+    key_id = re.search(r"key (key_\w+) for", created).group(1)  # type: ignore[union-attr]
+    key = created.splitlines()[-1]
+
+    async def scenario() -> list[tuple[dict[str, object], int | None, float]]:
+        sockets = [await connect(url.replace("http://", "ws://") + "/sdk/v1/ws") for url in cluster.urls]
+        for socket in sockets:
+            await socket.send(json.dumps(envelope("auth", {"apiKey": key})))
+            assert "result" in json.loads(await socket.recv())
+        await asyncio.to_thread(cluster.manage, "sandbox_key", "revoke", key_id)
+        revoked_at = time.monotonic()
+
+        async def closing(socket: ClientConnection) -> tuple[dict[str, object], int | None, float]:
+            notice = json.loads(await asyncio.wait_for(socket.recv(), 5))
+            await asyncio.wait_for(socket.wait_closed(), 5)
+            return notice, socket.close_code, time.monotonic() - revoked_at
+
+        return list(await asyncio.gather(*(closing(socket) for socket in sockets)))
+
+    for notice, close_code, seconds in asyncio.run(scenario()):
+        assert notice == {"jsonrpc": "2.0", "method": "auth.revoked", "params": {}}
+        assert close_code == 4401
+        assert seconds < 2
+
+
+# Last: it kills the second process, which the tests above need.
 def test_a_killed_workers_sockets_free_their_slots(cluster: Cluster) -> None:
     key = cluster.new_key("cluster-killed", "free")  # 2 connections
     url = cluster.urls[1].replace("http://", "ws://") + "/sdk/v1/ws"
@@ -150,58 +208,3 @@ def test_a_killed_workers_sockets_free_their_slots(cluster: Cluster) -> None:
     assert [answer.get("error", {}).get("code") for answer in refused] == ["rate_limited", "rate_limited"]
     time.sleep(2.5)  # two heartbeats of 1 s (SPORTS_SANDBOX_SLOT_HEARTBEAT in the cluster)
     assert all("result" in answer for answer in asyncio.run(connect_twice(survivor)))
-
-
-def test_idle_authenticated_sockets_stay_open_on_both_processes_for_a_minute(cluster: Cluster) -> None:
-    """Nothing arrives on an unsubscribed socket's channel; the layer's blocking read must not time out."""
-    key = cluster.new_key("cluster-idle", "growth")
-
-    async def hold(url: str) -> list[dict[str, object]]:
-        frames: list[dict[str, object]] = []
-        async with connect(url.replace("http://", "ws://") + "/sdk/v1/ws") as socket:
-            await socket.send(json.dumps(envelope("auth", {"apiKey": key})))
-            frames.append(json.loads(await socket.recv()))
-            deadline = asyncio.get_running_loop().time() + IDLE_SECONDS
-            while (left := deadline - asyncio.get_running_loop().time()) > 0:
-                try:
-                    frames.append(json.loads(await asyncio.wait_for(socket.recv(), left)))
-                except TimeoutError:
-                    break
-            await socket.send(json.dumps(envelope("matches.list", {"limit": 1})))
-            frames.append(json.loads(await asyncio.wait_for(socket.recv(), 10)))
-        return frames
-
-    async def both() -> list[list[dict[str, object]]]:
-        return list(await asyncio.gather(*(hold(url) for url in cluster.urls)))
-
-    for frames in asyncio.run(both()):
-        assert "result" in frames[0]
-        assert all(frame.get("method") == "ping" for frame in frames[1:-1])  # only the liveness pings
-        assert "result" in frames[-1]  # still open, and answering, after a minute of silence
-
-
-def test_revoking_a_key_closes_its_sockets_on_every_process_within_2_s(cluster: Cluster) -> None:
-    """`sandbox_key revoke` is a third process that shares only the database with the servers."""
-    created = cluster.manage("sandbox_key", "create", "--account", "cluster-revoke", "--tier", "growth")
-    key_id = re.search(r"key (key_\w+) for", created).group(1)  # type: ignore[union-attr]
-    key = created.splitlines()[-1]
-
-    async def scenario() -> list[tuple[dict[str, object], int | None, float]]:
-        sockets = [await connect(url.replace("http://", "ws://") + "/sdk/v1/ws") for url in cluster.urls]
-        for socket in sockets:
-            await socket.send(json.dumps(envelope("auth", {"apiKey": key})))
-            assert "result" in json.loads(await socket.recv())
-        await asyncio.to_thread(cluster.manage, "sandbox_key", "revoke", key_id)
-        revoked_at = time.monotonic()
-
-        async def closing(socket: ClientConnection) -> tuple[dict[str, object], int | None, float]:
-            notice = json.loads(await asyncio.wait_for(socket.recv(), 5))
-            await asyncio.wait_for(socket.wait_closed(), 5)
-            return notice, socket.close_code, time.monotonic() - revoked_at
-
-        return list(await asyncio.gather(*(closing(socket) for socket in sockets)))
-
-    for notice, close_code, seconds in asyncio.run(scenario()):
-        assert notice == {"jsonrpc": "2.0", "method": "auth.revoked", "params": {}}
-        assert close_code == 4401
-        assert seconds < 2
