@@ -8,7 +8,7 @@ import logging
 
 from channels.db import database_sync_to_async
 
-from sportsproxy.sandbox import conf, slots
+from sportsproxy.sandbox import conf, loop_tasks, slots
 
 logger = logging.getLogger(__name__)
 
@@ -20,8 +20,7 @@ def socket_opened() -> None:
     """Count a socket in; start the heartbeat in this event loop if it is not running."""
     global _sockets, _task
     _sockets += 1
-    if _task is None or _task.done() or _task.get_loop() is not asyncio.get_running_loop():
-        _task = asyncio.get_running_loop().create_task(_run())
+    _task = loop_tasks.running(_task, _run)
 
 
 def socket_closed() -> None:

@@ -15,6 +15,7 @@ from typing import Protocol
 
 from channels.db import database_sync_to_async
 
+from sportsproxy.sandbox import loop_tasks
 from sportsproxy.sandbox.models import ApiKey
 
 logger = logging.getLogger(__name__)
@@ -35,8 +36,7 @@ def watch(key_id: str, socket: RevocableSocket) -> None:
     """Close `socket` when the key `key_id` is revoked; starts the watcher in this event loop."""
     global _task
     _sockets[key_id].add(socket)
-    if _task is None or _task.done() or _task.get_loop() is not asyncio.get_running_loop():
-        _task = asyncio.get_running_loop().create_task(_run())
+    _task = loop_tasks.running(_task, _run)
 
 
 def forget(socket: RevocableSocket) -> None:

@@ -22,7 +22,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.core.cache import cache
 
-from sportsproxy.sandbox import clock, conf, fanout
+from sportsproxy.sandbox import clock, conf, fanout, loop_tasks
 from sportsproxy.sandbox.conf import ENVIRONMENTS
 from sportsproxy.sandbox.matches import SPORTS, Match, book
 
@@ -128,8 +128,7 @@ def socket_opened() -> None:
     _sockets += 1
     if not getattr(settings, "SPORTS_SANDBOX_EVENTS", True):
         return  # another process publishes the events (SPORTS_SANDBOX_EVENTS=0 here)
-    if _task is None or _task.done() or _task.get_loop() is not asyncio.get_running_loop():
-        _task = asyncio.get_running_loop().create_task(run())
+    _task = loop_tasks.running(_task, run)
 
 
 def socket_closed() -> None:

@@ -3,7 +3,7 @@
 import { RpcError } from "./errors.js";
 import { resultOf } from "./rpc.js";
 
-export const connectionLost = (requestId) =>
+const connectionLost = (requestId) =>
   new RpcError("unavailable", "The WebSocket closed before the answer arrived.", undefined, { requestId });
 
 /** Once disposed (closed by either side) it ignores everything its socket still does. */

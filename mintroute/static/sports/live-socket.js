@@ -131,11 +131,17 @@ export class LiveSocket {
   }
 
   subscribe(params, onEvent) {
-    const subscription = { id: `sub-${this.#nextLocalId++}`, params, onEvent, serverId: null, state: "restoring" };
-    subscription.confirmed = false;
-    subscription.failures = 0;
-    subscription.notBeforeMs = 0;
-    subscription.retryTimer = null;
+    const subscription = {
+      id: `sub-${this.#nextLocalId++}`,
+      params,
+      onEvent,
+      serverId: null,
+      state: "restoring",
+      confirmed: false, // subscribe() has resolved: later refusals are restores
+      failures: 0,
+      notBeforeMs: 0, // the service's retryAfter for this subscription
+      retryTimer: null,
+    };
     subscription.handle = new SubscriptionHandle(subscription, (it) => this.#unsubscribe(it));
     const answer = new Promise((resolve, reject) => {
       subscription.answer = { resolve, reject };
