@@ -67,7 +67,7 @@ def slot_heartbeat() -> float:
 
 
 def ws_tick() -> float:
-    """Seconds between a socket's checks of expiry, the auth deadline and its heartbeat."""
+    """The longest the per-process timers sleep at once (a moved sandbox clock is noticed within it)."""
     return float(getattr(settings, "SPORTS_SANDBOX_WS_TICK", 0.5))
 
 

@@ -14,12 +14,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from datetime import datetime
 from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
-from sportsproxy.sandbox import conf, fanout, heartbeat, revocation, simulation
+from sportsproxy.sandbox import conf, fanout, heartbeat, moments, revocation, simulation
 from sportsproxy.sandbox.envelope import error_response
 from sportsproxy.sandbox.errors import unauthorized
 from sportsproxy.sandbox.sockets import AUTH_EXPIRED, AUTH_REVOKED, CLOSE_UNAUTHORIZED, PING, SocketSession
@@ -35,7 +36,6 @@ class SandboxConsumer(AsyncWebsocketConsumer):
     session: SocketSession
     _outbox: asyncio.Queue[str | int]  # frames to send, then a close code last
     _writer: asyncio.Task[None] | None = None
-    _ticker: asyncio.Task[None] | None = None
     _groups: frozenset[str] = frozenset()
     _watched_key: str | None = None
     _closing = False
@@ -46,16 +46,16 @@ class SandboxConsumer(AsyncWebsocketConsumer):
         self._outbox = asyncio.Queue()
         await self.accept()
         self._writer = asyncio.create_task(self._write())
-        self._ticker = asyncio.create_task(self._tick())
+        moments.schedule(self)
         simulation.socket_opened()
         heartbeat.socket_opened()
 
     async def disconnect(self, code: int) -> None:
         self._closing = True
         revocation.forget(self)
-        for task in (self._ticker, self._writer):
-            if task is not None:
-                task.cancel()
+        moments.forget(self)
+        if self._writer is not None:
+            self._writer.cancel()
         await self._follow(frozenset())
         simulation.socket_closed()
         heartbeat.socket_closed()
@@ -70,6 +70,7 @@ class SandboxConsumer(AsyncWebsocketConsumer):
             return
         await self._follow(self._wanted_groups())
         self._watch_key()
+        moments.schedule(self)  # an auth moves the deadline to the credential's expiry
 
     # --- what other parts of the process call -------------------------------------
 
@@ -124,7 +125,7 @@ class SandboxConsumer(AsyncWebsocketConsumer):
         except Exception as error:  # the client went away mid-send: disconnect() follows
             logger.debug("Socket writer stopped: %s", type(error).__name__)
 
-    # --- membership, revocation, time ---------------------------------------------
+    # --- membership, revocation, moments ---------------------------------------------
 
     def _wanted_groups(self) -> frozenset[str]:
         """The groups of the sports this socket's subscriptions take, in the caller's environment."""
@@ -154,22 +155,26 @@ class SandboxConsumer(AsyncWebsocketConsumer):
             revocation.watch(key_id, self)
         self._watched_key = key_id
 
-    async def _tick(self) -> None:
+    def next_moment(self) -> datetime | None:
+        """moments.Timed: when the auth deadline, the expiry or the next ping comes."""
+        return None if self._closing else self.session.next_moment()
+
+    def moment_reached(self) -> None:
+        """moments.Timed: close on a missed auth deadline or an expired credential, or ping."""
+        if self._closing:
+            return
         try:
-            while not self._closing:
-                await asyncio.sleep(conf.ws_tick())
-                if self.session.auth_overdue():
-                    self._send(_no_auth_in_time())
-                    self._close(CLOSE_UNAUTHORIZED)
-                elif self.session.credential_expired():
-                    self._send(AUTH_EXPIRED)
-                    self._close(CLOSE_UNAUTHORIZED)
-                if self.session.ping_due():
-                    self._send(PING)
-        except asyncio.CancelledError:
-            raise
+            if self.session.auth_overdue():
+                self._send(_no_auth_in_time())
+                self._close(CLOSE_UNAUTHORIZED)
+            elif self.session.credential_expired():
+                self._send(AUTH_EXPIRED)
+                self._close(CLOSE_UNAUTHORIZED)
+            elif self.session.ping_due():
+                self._send(PING)
+            moments.schedule(self)
         except Exception:
-            logger.exception("Sandbox socket ticker failed; closing the socket")
+            logger.exception("A sandbox socket failed at its timed moment; closing it")
             self._close(CLOSE_INTERNAL_ERROR)
 
 

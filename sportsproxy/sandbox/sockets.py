@@ -7,7 +7,7 @@ is decided here, through the same `dispatch.respond` and `dispatch.call` as HTTP
 from __future__ import annotations
 
 import secrets
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sportsproxy.sandbox import clock, conf
@@ -143,6 +143,15 @@ class SocketSession:
 
     def credential_expired(self) -> bool:
         return self.caller is not None and self.caller.expires_at is not None and clock.now() >= self.caller.expires_at
+
+    def next_moment(self) -> datetime:
+        """When a check below can next come true: the auth deadline before `auth`; after it, the
+        credential's expiry or the next ping, whichever is first."""
+        if self.caller is None:
+            return self.connected_at + timedelta(seconds=conf.ws_auth_timeout())
+        ping_at = self.last_sent_at + timedelta(seconds=PING_AFTER_SECONDS)
+        expires_at = self.caller.expires_at
+        return ping_at if expires_at is None else min(ping_at, expires_at)
 
     def sent(self) -> None:
         """Note that the socket was just sent a frame."""
