@@ -17,6 +17,7 @@ import logging
 from datetime import datetime
 from typing import Any
 
+from asgiref.typing import WebSocketSendEvent
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
@@ -27,12 +28,18 @@ from sportsproxy.sandbox.sockets import AUTH_EXPIRED, AUTH_REVOKED, CLOSE_UNAUTH
 
 logger = logging.getLogger(__name__)
 
+NO_CHANNEL_OF_ITS_OWN = "none"  # an alias with no layer: get_channel_layer() answers None
 MAX_BACKLOG = 1_000
 CLOSE_BACKLOG = 4008
 CLOSE_INTERNAL_ERROR = 1011
 
 
 class SandboxConsumer(AsyncWebsocketConsumer):
+    # Events reach sockets through the process's fanout.Hub (one channel per process). Channels
+    # would otherwise give every socket a channel of its own, and a layer receive waiting on it:
+    # a Redis subscription per socket with RedisPubSubChannelLayer, a queue per socket in memory.
+    channel_layer_alias = NO_CHANNEL_OF_ITS_OWN
+
     session: SocketSession
     _outbox: asyncio.Queue[str | int]  # frames to send, then a close code last
     _writer: asyncio.Task[None] | None = None
@@ -74,11 +81,10 @@ class SandboxConsumer(AsyncWebsocketConsumer):
 
     # --- what other parts of the process call -------------------------------------
 
-    def deliver(self, kind: str, sport: str, match_json: str) -> None:
+    def deliver(self, sport: str, tail: str) -> None:
         """An event of a sport this socket's groups carry (fanout.Listener): one frame per subscription."""
         for subscription_id in self.session.subscribers_of(sport):
-            params = f'{{"subscriptionId":{json.dumps(subscription_id)},"kind":"{kind}","match":{match_json}}}'
-            self._enqueue(f'{{"jsonrpc":"2.0","method":"matches.event","params":{params}}}')
+            self._enqueue(fanout.event_frame(subscription_id, tail))
 
     async def key_revoked(self) -> None:
         """The API key this socket authenticated with was revoked (revocation.RevocableSocket)."""
@@ -119,7 +125,8 @@ class SandboxConsumer(AsyncWebsocketConsumer):
                 if isinstance(item, int):
                     await self.close(item)
                     return
-                await self.send(text_data=item)
+                # Straight to the server (AsyncWebsocketConsumer.send adds two coroutine layers per frame).
+                await self.base_send(WebSocketSendEvent(type="websocket.send", bytes=None, text=item))
         except asyncio.CancelledError:
             raise
         except Exception as error:  # the client went away mid-send: disconnect() follows

@@ -19,6 +19,7 @@ from channels.layers import BaseChannelLayer, get_channel_layer
 logger = logging.getLogger(__name__)
 
 RETRY_AFTER_LAYER_ERROR_SECONDS = 1.0
+YIELD_EVERY = 50  # sockets handed an event between two turns of the event loop
 
 
 def group_name(env: str, sport: str) -> str:
@@ -30,8 +31,18 @@ def event_message(env: str, kind: str, match_json: str, sport: str) -> dict[str,
     return {"type": "match.event", "group": group_name(env, sport), "kind": kind, "sport": sport, "match": match_json}
 
 
+def frame_tail(kind: str, match_json: str) -> str:
+    """The part of an event's frame every subscription shares: built once per event."""
+    return f',"kind":"{kind}","match":{match_json}}}}}'
+
+
+def event_frame(subscription_id: str, tail: str) -> str:
+    """One subscription's `matches.event` frame (ids are `sub_<hex>`: nothing to escape)."""
+    return f'{{"jsonrpc":"2.0","method":"matches.event","params":{{"subscriptionId":"{subscription_id}"{tail}'
+
+
 class Listener(Protocol):
-    def deliver(self, kind: str, sport: str, match_json: str) -> None:
+    def deliver(self, sport: str, tail: str) -> None:
         """Queue the event for the socket's subscriptions that take `sport`; must not block."""
 
 
@@ -81,8 +92,11 @@ class Hub:
                 logger.exception("The channel layer failed a receive; trying again")
                 await asyncio.sleep(RETRY_AFTER_LAYER_ERROR_SECONDS)
                 continue
-            for listener in list(self._listeners.get(message.get("group", ""), ())):
-                listener.deliver(message["kind"], message["sport"], message["match"])
+            tail = frame_tail(message["kind"], message["match"])
+            for index, listener in enumerate(list(self._listeners.get(message.get("group", ""), ()))):
+                listener.deliver(message["sport"], tail)
+                if index % YIELD_EVERY == YIELD_EVERY - 1:
+                    await asyncio.sleep(0)  # let the first sockets' writers send while the rest queue
 
 
 _hub: Hub | None = None

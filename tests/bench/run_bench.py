@@ -27,12 +27,13 @@ from typing import Any
 
 import httpx
 
+from tests.bench import realtime
+
 ROOT = Path(__file__).resolve().parents[2]
 TICKS = os.sysconf("SC_CLK_TCK")
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 SECONDS = float(os.environ.get("BENCH_SECONDS", "3"))
 SAMPLES = int(os.environ.get("BENCH_SAMPLES", "300"))
-SUBSCRIBERS = int(os.environ.get("BENCH_SUBSCRIBERS", "1000"))
 SOAK_SECONDS = float(os.environ.get("BENCH_SOAK_SECONDS", "60"))
 SOAK_CLIENTS = 50
 SOAK_MINT_RATE = 300  # per minute, per user and per client IP
@@ -69,6 +70,8 @@ class Server:
             "off",
             "--ws",
             "websockets-sansio",
+            "--ws-per-message-deflate",
+            "false",
             "--log-level",
             "warning",
         ]
@@ -392,92 +395,37 @@ class Bench:
             len(queries) == 0 and ratio >= 0.5,
         )
 
-    def websocket_fan_out(self) -> None:
-        single = self._fan_out(self.upstream.url, self.upstream.url)
-        self.row(
-            f"WebSocket fan-out, {SUBSCRIBERS} subscribers, one process (in-memory layer): p50 / p99",
-            single,
-            "measured",
-            None,
-        )
-        redis_url = "redis://127.0.0.1:6379/13"
-        try:
-            import redis
-
-            redis.Redis.from_url(redis_url).flushdb()
-        except Exception as error:
-            self.row("WebSocket fan-out across two processes (Redis layer)", f"not run: {error}", "measured", None)
+    def real_time(self) -> None:
+        """Issue 15's rows: see tests/bench/realtime.py."""
+        target = "p50 <= 50, p99 <= 250 ms, 100 %"
+        value, met = realtime.fan_out(self, self.upstream, [self.upstream])
+        self.row(f"WebSocket fan-out, {realtime.SUBSCRIBERS} subscribers, one process", value, target, met)
+        value, met = realtime.idle_sockets(self, self.upstream)
+        self.row(f"{realtime.IDLE_SOCKETS} idle authenticated sockets, one process", value, "CPU <= 5 %", met)
+        why_not = realtime.redis_available()
+        if why_not is not None:
+            self.row("WebSocket rows across two processes (Redis)", why_not, target, None)
             return
-        shared = {**self.environment, "REDIS_URL": redis_url, "SPORTS_SANDBOX": "1", "SPORTS_BASE_URL": ""}
-        publisher = Server({**shared, "SPORTS_SANDBOX_EVENTS": "1"})
-        receiver = Server({**shared, "SPORTS_SANDBOX_EVENTS": "0"})
-        try:
-            across = self._fan_out(publisher.url, receiver.url)
-        finally:
-            publisher.stop()
-            receiver.stop()
-            redis.Redis.from_url(redis_url).flushdb()
-        self.row(
-            f"WebSocket fan-out, {SUBSCRIBERS} subscribers on process B, events from process A (Redis): p50 / p99",
-            across,
-            "measured",
-            None,
-        )
-
-    def _fan_out(self, publisher_url: str, receiver_url: str) -> str:
-        from websockets.asyncio.client import connect
-
-        latencies: list[float] = []
-        auth = json.dumps({"jsonrpc": "2.0", "id": "a", "method": "auth", "params": {"apiKey": self.key}})
-        subscribe = json.dumps(
-            {"jsonrpc": "2.0", "id": "s", "method": "matches.subscribe", "params": {"sports": ["football"]}}
-        )
-
-        async def subscriber(url: str, ready: asyncio.Event, deadline: float) -> None:
-            async with connect(url, open_timeout=30, max_queue=None) as socket:
-                await socket.send(auth)
-                await socket.recv()
-                await socket.send(subscribe)
-                await socket.recv()
-                await ready.wait()
-                while (left := deadline - time.monotonic()) > 0:
-                    try:
-                        frame = json.loads(await asyncio.wait_for(socket.recv(), left))
-                    except TimeoutError:
-                        return
-                    if frame.get("method") == "matches.event":
-                        published = datetime.fromisoformat(frame["params"]["match"]["updatedAt"]).timestamp()
-                        latencies.append(time.time() - published)
-
-        async def scenario() -> None:
-            ready = asyncio.Event()
-            ws = lambda url: url.replace("http://", "ws://") + "/sdk/v1/ws"  # noqa: E731
-            async with connect(ws(publisher_url)) as keeps_events_running:
-                await keeps_events_running.send(auth)
-                await keeps_events_running.recv()
-                deadline = time.monotonic() + 60
-                tasks = []
-                for start in range(0, SUBSCRIBERS, 100):  # open them in batches
-                    batch = [
-                        asyncio.create_task(subscriber(ws(receiver_url), ready, deadline))
-                        for _ in range(start, min(start + 100, SUBSCRIBERS))
-                    ]
-                    tasks += batch
-                    await asyncio.sleep(0.2)
-                await asyncio.sleep(2)
-                ready.set()  # measure from here for 8 s
-                deadline_after = time.monotonic() + 8
-                await asyncio.sleep(max(0, deadline_after - time.monotonic()))
-                for task in tasks:
-                    task.cancel()
-                await asyncio.gather(*tasks, return_exceptions=True)
-
-        asyncio.run(scenario())
-        if not latencies:
-            return "no events received"
-        ordered = sorted(latencies)
-        p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
-        return f"{statistics.median(ordered) * 1000:.1f} / {p99 * 1000:.1f} ms over {len(ordered)} deliveries"
+        for layer, backend in realtime.LAYERS.items():
+            shared = {**self.environment, "REDIS_URL": realtime.REDIS_URL, "SPORTS_SANDBOX": "1"}
+            shared |= {"SPORTS_BASE_URL": "", "BENCH_CHANNEL_LAYER": backend}
+            publisher = Server({**shared, "SPORTS_SANDBOX_EVENTS": "1"})
+            receiver = Server({**shared, "SPORTS_SANDBOX_EVENTS": "0"})
+            try:
+                value, met = realtime.fan_out(self, publisher, [publisher, receiver])
+                self.row(
+                    f"WebSocket fan-out, {realtime.SUBSCRIBERS} subscribers over two processes, {layer}",
+                    value,
+                    target,
+                    met,
+                )
+                if layer == realtime.CONFIGURED_LAYER:
+                    value, met = realtime.revocation(self, [publisher, receiver])
+                    self.row(f"revocation to close across two processes ({layer})", value, "p99 <= 2 s", met)
+            finally:
+                publisher.stop()
+                receiver.stop()
+                realtime.redis_available()  # empties the benchmark's Redis database
 
     def browser_client(self) -> None:
         completed = subprocess.run(  # noqa: S603 - fixed script
@@ -631,7 +579,7 @@ def main() -> None:
             bench.queries_and_cache_operations,
             bench.upstream_calls_and_connections,
             bench.sandbox_listing,
-            bench.websocket_fan_out,
+            bench.real_time,
             bench.browser_client,
             bench.soak,
         ):
