@@ -17,7 +17,6 @@ import logging
 from datetime import datetime
 from typing import Any
 
-from asgiref.typing import WebSocketSendEvent
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
@@ -125,8 +124,7 @@ class SandboxConsumer(AsyncWebsocketConsumer):
                 if isinstance(item, int):
                     await self.close(item)
                     return
-                # Straight to the server (AsyncWebsocketConsumer.send adds two coroutine layers per frame).
-                await self.base_send(WebSocketSendEvent(type="websocket.send", bytes=None, text=item))
+                await self.send(text_data=item)
         except asyncio.CancelledError:
             raise
         except Exception as error:  # the client went away mid-send: disconnect() follows
