@@ -102,6 +102,11 @@ class Hub:
 _hub: Hub | None = None
 
 
+def memberships() -> dict[str, int]:
+    """Listeners per group in this process's hub (for tests and the benchmark)."""
+    return {} if _hub is None else _hub.memberships()
+
+
 def hub() -> Hub:
     """This process's hub (one per event loop: tests run several loops one after another)."""
     global _hub

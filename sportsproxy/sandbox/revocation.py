@@ -46,6 +46,11 @@ def forget(socket: RevocableSocket) -> None:
             del _sockets[key_id]
 
 
+def watched() -> int:
+    """How many sockets the watcher follows (for tests)."""
+    return sum(len(sockets) for sockets in _sockets.values())
+
+
 def revoked_among(key_ids: list[str]) -> list[str]:
     return list(
         ApiKey.objects.filter(public_id__in=key_ids, state=ApiKey.State.REVOKED).values_list("public_id", flat=True)

@@ -6,7 +6,7 @@ import asyncio
 import json
 import re
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import httpx
 from websockets.asyncio.client import ClientConnection, connect
@@ -85,6 +85,47 @@ def test_an_event_published_by_one_process_reaches_a_subscriber_of_the_other(clu
     # Only the first process runs the simulation (SPORTS_SANDBOX_EVENTS=0 on the second).
     event = asyncio.run(scenario())
     assert event["method"] == "matches.event"
+
+
+def test_every_event_reaches_300_subscribers_on_both_processes_in_the_same_order(cluster: Cluster) -> None:
+    """Sockets spread over both processes, events from the first: every socket sees the same events."""
+    keys = [cluster.new_key(f"cluster-fan-out-{number}", "business") for number in range(4)]  # 100 sockets each
+    urls = [url.replace("http://", "ws://") + "/sdk/v1/ws" for url in cluster.urls]
+
+    async def subscriber(index: int, opening: asyncio.Semaphore) -> ClientConnection:
+        async with opening:
+            socket = await connect(urls[index % 2], max_queue=None)
+            await socket.send(json.dumps(envelope("auth", {"apiKey": keys[index % 4]})))
+            assert "result" in json.loads(await asyncio.wait_for(socket.recv(), 10))
+            await socket.send(json.dumps(envelope("matches.subscribe", {"sports": ["football"]})))
+            assert "result" in json.loads(await asyncio.wait_for(socket.recv(), 10))
+        return socket
+
+    async def events_of(socket: ClientConnection, until: float) -> list[tuple[str, str]]:
+        seen = []
+        while (left := until - time.monotonic()) > 0:
+            try:
+                frame = json.loads(await asyncio.wait_for(socket.recv(), left))
+            except TimeoutError:
+                break
+            if frame.get("method") == "matches.event":
+                seen.append((frame["params"]["match"]["updatedAt"], frame["params"]["match"]["id"]))
+        await socket.close()
+        return seen
+
+    async def scenario() -> tuple[str, str, list[list[tuple[str, str]]]]:
+        opening = asyncio.Semaphore(20)
+        sockets = await asyncio.gather(*(subscriber(index, opening) for index in range(300)))
+        first = datetime.now(UTC).isoformat()  # every socket is subscribed from here on
+        received = await asyncio.gather(*(events_of(socket, time.monotonic() + 12) for socket in sockets))
+        last = (datetime.now(UTC) - timedelta(seconds=3)).isoformat()  # later ones may still be on the way
+        return first, last, list(received)
+
+    first, last, received = asyncio.run(scenario())
+    windows = [[event for event in events if first <= event[0] <= last] for events in received]
+    assert len(windows[0]) >= 2  # an event every 3 s
+    assert windows[0] == sorted(windows[0])  # in the order the service produced them
+    assert all(window == windows[0] for window in windows)
 
 
 def test_the_database_going_away_is_internal_error_and_the_service_recovers(cluster: Cluster) -> None:

@@ -17,10 +17,11 @@ from websockets.exceptions import ConnectionClosed
 from websockets.frames import Frame
 from websockets.uri import parse_uri
 
-from sportsproxy.sandbox import conf
+from sportsproxy.sandbox import conf, fanout, moments, revocation
 from sportsproxy.sandbox.clock import ManualClock
 from sportsproxy.sandbox.keys import hash_secret, issue_key
 from sportsproxy.sandbox.models import Account, ApiKey
+from sportsproxy.sandbox.slots import held
 from tests.support import envelope
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -229,3 +230,23 @@ class SlowReader:
         finally:
             self.connection.close()
         return received, self.protocol.close_rcvd.code if self.protocol.close_rcvd else None
+
+
+async def test_a_thousand_connect_subscribe_disconnect_cycles_leave_nothing_held(server: str) -> None:
+    """Every socket's slot, subscription, hub membership, timer and revocation watch goes with it."""
+    business = await sync_to_async(Account.objects.create)(name="cycles", tier="business")  # 2,000 frames a minute
+    key = (await sync_to_async(issue_key)(business, "test"))[1]
+    account = business.public_id
+    for cycle in range(1_000):
+        async with connect(f"ws://{server}/sdk/v1/ws") as socket:
+            assert "result" in await call(socket, "auth", {"apiKey": key})
+            params = {"sports": ["football"]} if cycle % 2 else {}  # one group, or every sport's
+            assert "result" in await call(socket, "matches.subscribe", params)
+
+    async def settled() -> None:
+        while fanout.memberships() or moments.planned() or revocation.watched():
+            await asyncio.sleep(0.05)
+
+    await asyncio.wait_for(settled(), 10)
+    assert await sync_to_async(held)("connections", account) == 0
+    assert await sync_to_async(held)("subscriptions", account) == 0
