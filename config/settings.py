@@ -112,8 +112,13 @@ if REDIS_URL:
     # 5 s too would end every idle socket's read loop with TimeoutError (close 1011). 15 s bounds a
     # dead Redis connection while a healthy one always answers in time.
     redis_host = {"address": REDIS_URL, "socket_timeout": 15, "socket_connect_timeout": 5}
+    # Each process reads one channel (sportsproxy/sandbox/fanout.py), so a burst of events waits in
+    # that one list: room for 1,000 rather than channels_redis's 100 before group_send drops any.
     CHANNEL_LAYERS = {
-        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [redis_host]}}
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [redis_host], "capacity": 1_000},
+        }
     }
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}

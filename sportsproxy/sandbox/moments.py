@@ -13,7 +13,6 @@ old moment comes, the socket finds no ping due and schedules the real one (a laz
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import heapq
 import itertools
 import logging
@@ -36,20 +35,22 @@ class Timed(Protocol):
 _heap: list[tuple[datetime, int, Timed]] = []
 _planned: dict[Timed, datetime] = {}  # each socket's one live entry; other heap entries are stale
 _order = itertools.count()  # ties on a moment never compare sockets
-_wake = asyncio.Event()
 _task: asyncio.Task[None] | None = None
+_sleep: asyncio.Future[None] | None = None  # what the task awaits between moments
+# Moments this close together are handled in one wake-up: a thousand pings due within a second
+# cost a few dozen wake-ups, and nothing comes more than this late.
+BATCH_SECONDS = 0.02
 
 
 def schedule(socket: Timed) -> None:
     """Plan `socket`'s next moment, unless one at or before it is already planned (that one will
     ask the socket again). Starts this event loop's timer task if it is not running."""
-    global _task, _wake
+    global _task, _sleep
     task = loop_tasks.running(_task, _run)
-    if task is not _task:  # a new task, in this event loop: entries of an earlier loop are dead
+    if task is not _task:  # a new task, in this event loop: what an earlier loop left is dead
         _heap.clear()
         _planned.clear()
-        _wake = asyncio.Event()
-        _task = task
+        _task, _sleep = task, None
     moment = socket.next_moment()
     if moment is None:
         forget(socket)
@@ -60,7 +61,7 @@ def schedule(socket: Timed) -> None:
     _planned[socket] = moment
     heapq.heappush(_heap, (moment, next(_order), socket))
     if _heap[0][2] is socket:
-        _wake.set()  # earlier than what the task sleeps towards
+        _wake_up()  # earlier than what the task sleeps towards
 
 
 def forget(socket: Timed) -> None:
@@ -73,7 +74,14 @@ def planned() -> int:
     return len(_planned)
 
 
+def _wake_up() -> None:
+    if _sleep is not None and not _sleep.done():
+        _sleep.set_result(None)
+
+
 async def _run() -> None:
+    global _sleep
+    loop = asyncio.get_running_loop()
     while True:
         now = clock.now()
         while _heap and _heap[0][0] <= now:
@@ -90,8 +98,11 @@ async def _run() -> None:
         if not _heap:
             return
         # Sleep until the earliest moment, on the sandbox clock; at most one tick, so that an
-        # injected clock that jumps (tests) is noticed within a tick.
+        # injected clock that jumps (tests) is noticed within a tick. schedule() wakes it earlier.
         delay = min((_heap[0][0] - clock.now()).total_seconds(), conf.ws_tick())
-        _wake.clear()
-        with contextlib.suppress(TimeoutError):  # the moment came; woken early means an earlier one
-            await asyncio.wait_for(_wake.wait(), max(delay, 0))
+        _sleep = loop.create_future()
+        timer = loop.call_later(max(delay, BATCH_SECONDS), _wake_up)
+        try:
+            await _sleep
+        finally:
+            timer.cancel()
