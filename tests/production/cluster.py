@@ -96,7 +96,8 @@ class Cluster:
             "--port",
             str(port),
         ]
-        command += ["--lifespan", "off", "--ws", "websockets-sansio", "--log-level", "warning"]
+        command += ["--lifespan", "off", "--ws", "websockets-sansio", "--ws-per-message-deflate", "false"]
+        command += ["--log-level", "warning"]
         command += ["--timeout-graceful-shutdown", "5"]  # open sockets must not hold up stop()
         process = subprocess.Popen(command, cwd=PROJECT_ROOT, env=environment)  # noqa: S603 - fixed command
         self.processes.append(process)
