@@ -108,17 +108,14 @@ else:
 
 # The channel layer carries sandbox match events to sockets; REDIS_URL spans processes.
 if REDIS_URL:
-    # channels_redis waits for messages with a 5 s blocking read (BRPOP); a socket read timeout of
-    # 5 s too would end every idle socket's read loop with TimeoutError (close 1011). 15 s bounds a
-    # dead Redis connection while a healthy one always answers in time.
+    # A 15 s read timeout bounds a dead Redis connection. (channels_redis's list layer waits in a 5 s
+    # blocking read, so redis-py's 5 s default closed every idle socket with 1011.)
     redis_host = {"address": REDIS_URL, "socket_timeout": 15, "socket_connect_timeout": 5}
-    # Each process reads one channel (sportsproxy/sandbox/fanout.py), so a burst of events waits in
-    # that one list: room for 1,000 rather than channels_redis's 100 before group_send drops any.
+    # Redis pub/sub: each process subscribes once per group it needs (sportsproxy/sandbox/fanout.py)
+    # and Redis pushes every event to it. It beat channels_redis's list layer in `make bench`'s
+    # fan-out across processes (docs/benchmarks.md).
     CHANNEL_LAYERS = {
-        "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [redis_host], "capacity": 1_000},
-        }
+        "default": {"BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer", "CONFIG": {"hosts": [redis_host]}}
     }
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}

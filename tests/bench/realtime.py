@@ -34,10 +34,10 @@ REVOKED_KEYS = 20
 SOCKETS_PER_REVOKED_KEY = 10
 REDIS_URL = "redis://127.0.0.1:6379/13"
 # channels_redis's two layers, measured side by side; config/settings.py uses CONFIGURED_LAYER.
-CONFIGURED_LAYER = "RedisChannelLayer"
+CONFIGURED_LAYER = "RedisPubSubChannelLayer"
 LAYERS = {
-    "RedisChannelLayer": "channels_redis.core.RedisChannelLayer",
     "RedisPubSubChannelLayer": "channels_redis.pubsub.RedisPubSubChannelLayer",
+    "RedisChannelLayer": "channels_redis.core.RedisChannelLayer",
 }
 
 
