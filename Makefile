@@ -5,12 +5,19 @@ VENV := .venv
 PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1:8000
 
-.PHONY: demo test lint typecheck format pytest jstest bench install install-dev clean
+.PHONY: demo serve test lint typecheck format pytest jstest bench install install-dev clean
 
 demo: install
 	$(PY) manage.py migrate --no-input
 	$(PY) manage.py demo_setup
 	$(PY) manage.py runserver $(HOST)
+
+# Production: settings from the environment (docs/deploy.md); gunicorn for HTTP on $(HOST), and
+# uvicorn for the sandbox's WebSocket when it is mounted (config/serve.py).
+serve: install
+	$(PY) manage.py migrate --no-input
+	$(PY) manage.py collectstatic --no-input --verbosity 0
+	HOST=$(HOST) $(PY) -m config.serve
 
 test: install-dev lint typecheck pytest jstest
 

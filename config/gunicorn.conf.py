@@ -1,0 +1,27 @@
+"""Gunicorn's settings for the site's HTTP (`make serve` passes this file; docs/deploy.md says why).
+
+Everything comes from the environment: `HOST` (127.0.0.1:8000), `WEB_CONCURRENCY` (one worker
+process per core), `WEB_THREADS` (threads per worker), `FORWARDED_ALLOW_IPS` (the proxy in front).
+"""
+
+import os
+
+wsgi_app = "config.wsgi:application"
+bind = [os.environ.get("HOST") or "127.0.0.1:8000"]
+workers = int(os.environ.get("WEB_CONCURRENCY") or os.cpu_count() or 1)
+worker_class = "gthread"
+# A mint waits on the service for up to SPORTS_TIMEOUT seconds, holding its thread but no CPU.
+# Threads are cheap while they wait: enough of them that a slow service, with every waiting
+# request landing on one worker, still leaves threads for /healthz and the pages (docs/deploy.md).
+threads = int(os.environ.get("WEB_THREADS") or 100)
+# Bounded waits: a worker silent for 30 s is restarted; a stop gives requests 10 s to finish.
+timeout = 30
+graceful_timeout = 10
+keepalive = 5
+forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS") or "127.0.0.1"
+# Django logs every request that matters (config/logging.py); no second, per-request access log.
+accesslog = None
+errorlog = "-"
+# Gunicorn 27's control socket lives at one fixed path per user: two sites on one machine (or the
+# benchmark's side-by-side servers) would fight over it, and nothing here uses it.
+control_socket_disable = True

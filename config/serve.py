@@ -1,0 +1,100 @@
+"""`make serve`: the production configuration, served from the environment (docs/deploy.md).
+
+- The site's HTTP: gunicorn with threaded WSGI workers on `HOST` (config/gunicorn.conf.py).
+- With the sandbox mounted (`SPORTS_SANDBOX`), its WebSocket too: uvicorn serving only the
+  socket, on `SPORTS_SANDBOX_WS_HOST` (default: `HOST`'s port plus one), with as many worker
+  processes. The page learns the address from `SPORTS_PUBLIC_WS_URL`, which is set for it when
+  the environment does not.
+
+The two run side by side; SIGTERM or SIGINT stops both, and either one ending stops the other.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import FrameType
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_HOST = "127.0.0.1:8000"
+STOP_SECONDS = 15  # after SIGTERM, a server that has not exited by then is killed
+
+
+def http_command() -> list[str]:
+    return [sys.executable, "-m", "gunicorn", "--config", str(PROJECT_ROOT / "config" / "gunicorn.conf.py")]
+
+
+def socket_address(environment: dict[str, str]) -> str:
+    """Where the sandbox's WebSocket is served: SPORTS_SANDBOX_WS_HOST, or HOST's port plus one."""
+    if environment.get("SPORTS_SANDBOX_WS_HOST"):
+        return environment["SPORTS_SANDBOX_WS_HOST"]
+    host, _, port = (environment.get("HOST") or DEFAULT_HOST).rpartition(":")
+    return f"{host}:{int(port) + 1}"
+
+
+def socket_command(address: str, environment: dict[str, str]) -> list[str]:
+    host, _, port = address.rpartition(":")
+    workers = environment.get("WEB_CONCURRENCY") or str(os.cpu_count() or 1)
+    proxies = environment.get("FORWARDED_ALLOW_IPS") or "127.0.0.1"
+    command = [sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", host, "--port", port]
+    command += ["--workers", workers, "--proxy-headers", "--forwarded-allow-ips", proxies, "--lifespan", "off"]
+    # Per-message deflate would compress every event frame once per subscriber (docs/protocol.md).
+    command += ["--ws", "websockets-sansio", "--ws-per-message-deflate", "false"]
+    command += ["--timeout-graceful-shutdown", "5", "--log-level", "warning"]
+    return command
+
+
+def plan(environment: dict[str, str], sandbox: bool) -> list[tuple[list[str], dict[str, str]]]:
+    """The processes to start, each with its environment."""
+    if not sandbox:
+        return [(http_command(), environment)]
+    address = socket_address(environment)
+    page = {"SPORTS_PUBLIC_WS_URL": environment.get("SPORTS_PUBLIC_WS_URL") or f"ws://{address}/sdk/v1/ws"}
+    return [(http_command(), {**environment, **page}), (socket_command(address, environment), environment)]
+
+
+def run(processes: list[tuple[list[str], dict[str, str]]]) -> int:
+    """Start every process; when one ends or a stop signal comes, stop the rest. Its exit code."""
+    children = [subprocess.Popen(command, cwd=PROJECT_ROOT, env=env) for command, env in processes]  # noqa: S603
+    stopping = False
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    while not stopping and all(child.poll() is None for child in children):
+        time.sleep(0.2)
+    code = 0 if stopping else next(child.returncode for child in children if child.returncode is not None)
+    for child in children:
+        if child.poll() is None:
+            child.terminate()
+    deadline = time.monotonic() + STOP_SECONDS
+    for child in children:
+        try:
+            child.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+    return code
+
+
+def main() -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    from django.conf import settings
+    from django.core.exceptions import ImproperlyConfigured
+
+    try:
+        sandbox = bool(settings.SPORTS_SANDBOX)
+    except ImproperlyConfigured as error:  # the settings say what is missing and how to set it
+        sys.exit(f"make serve: {error}")
+    sys.exit(run(plan(dict(os.environ), sandbox=sandbox)))
+
+
+if __name__ == "__main__":
+    main()
