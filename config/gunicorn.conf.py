@@ -25,3 +25,11 @@ errorlog = "-"
 # Gunicorn 27's control socket lives at one fixed path per user: two sites on one machine (or the
 # benchmark's side-by-side servers) would fight over it, and nothing here uses it.
 control_socket_disable = True
+
+
+def post_worker_init(worker: object) -> None:
+    """Import the URLconf, and with it every view, before the worker takes its first request: a
+    cold import holds Python's import lock, and every request of the worker would wait on it."""
+    from django.urls import get_resolver
+
+    get_resolver().url_patterns  # noqa: B018 - the property imports the URLconf

@@ -70,7 +70,8 @@ def run(processes: list[tuple[list[str], dict[str, str]]]) -> int:
     signal.signal(signal.SIGINT, stop)
     while not stopping and all(child.poll() is None for child in children):
         time.sleep(0.2)
-    code = 0 if stopping else next(child.returncode for child in children if child.returncode is not None)
+    ended = next((child.returncode for child in children if child.returncode is not None), 0)
+    code = 0 if stopping else (128 - ended if ended < 0 else ended)  # killed by signal N: 128 + N, as shells say
     for child in children:
         if child.poll() is None:
             child.terminate()

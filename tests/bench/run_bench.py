@@ -11,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import secrets
+import shutil
 import socket
 import statistics
 import subprocess
@@ -36,6 +38,7 @@ SECONDS = float(os.environ.get("BENCH_SECONDS", "3"))
 SAMPLES = int(os.environ.get("BENCH_SAMPLES", "300"))
 SOAK_SECONDS = float(os.environ.get("BENCH_SOAK_SECONDS", "60"))
 SOAK_CLIENTS = 50
+SERVING_WORKERS = 2
 SOAK_MINT_RATE = 300  # per minute, per user and per client IP
 CSRF = "b" * 32
 
@@ -54,28 +57,49 @@ def resident_kib(pid: int) -> int:
 
 
 def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
+    """CPU time of the process and every process under it (gunicorn's and uvicorn's workers)."""
+    total = 0.0
+    for member in (pid, *descendants(pid)):
+        try:
+            fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:  # it ended meanwhile
+            continue
+        total += (int(fields[11]) + int(fields[12])) / TICKS
+    return total
+
+
+def descendants(pid: int) -> list[int]:
+    parents: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        parents.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = [], [pid]
+    while todo:
+        children = parents.get(todo.pop(), [])
+        found += children
+        todo += children
+    return found
+
+
+# Each started with `{port}` replaced by a free port (and HOST set to 127.0.0.1:{port}).
+UVICORN = [sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", "{port}"]
+UVICORN += ["--lifespan", "off", "--ws", "websockets-sansio", "--ws-per-message-deflate", "false"]
+UVICORN += ["--log-level", "warning"]
+MAKE_SERVE = [sys.executable, "-m", "config.serve"]  # what `make serve` runs, on HOST
+SLOW_UPSTREAM = [sys.executable, "-m", "uvicorn", "tests.slow_upstream:app", "--host", "127.0.0.1"]
+SLOW_UPSTREAM += ["--port", "{port}", "--log-level", "warning"]
 
 
 class Server:
-    def __init__(self, environment: dict[str, str]) -> None:
+    def __init__(self, environment: dict[str, str], command: list[str] = UVICORN) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        command = [sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1"]
-        command += [
-            "--port",
-            str(self.port),
-            "--lifespan",
-            "off",
-            "--ws",
-            "websockets-sansio",
-            "--ws-per-message-deflate",
-            "false",
-            "--log-level",
-            "warning",
-        ]
-        self.process = subprocess.Popen(command, cwd=ROOT, env=environment)  # noqa: S603 - fixed command
+        command = [part.replace("{port}", str(self.port)) for part in command]
+        environment = {**environment, "HOST": f"127.0.0.1:{self.port}"}
+        self.process = subprocess.Popen(command, cwd=ROOT, env=environment)  # noqa: S603 - fixed commands
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
@@ -88,7 +112,7 @@ class Server:
     def stop(self) -> None:
         self.process.terminate()
         try:
-            self.process.wait(timeout=10)
+            self.process.wait(timeout=20)
         except subprocess.TimeoutExpired:  # an overloaded server may not finish its sockets in time
             self.process.kill()
             self.process.wait(timeout=10)
@@ -104,6 +128,21 @@ def cpu_use(*pids: int) -> Iterator[dict[str, float]]:
     elapsed = time.monotonic() - started
     for pid, seconds in before.items():
         use[str(pid)] = 100 * (cpu_seconds(pid) - seconds) / elapsed
+
+
+def wrk(url: str, arguments: list[str]) -> float:
+    """2xx answers per second from wrk: 64 connections on 2 threads for SECONDS."""
+    completed = subprocess.run(  # noqa: S603 - fixed command
+        ["wrk", "-t2", "-c64", f"-d{SECONDS:g}s", *arguments, url],  # noqa: S607 - wrk from PATH
+        capture_output=True,
+        text=True,
+        timeout=SECONDS + 60,
+        check=True,
+    )
+    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", completed.stdout).group(1))  # type: ignore[union-attr]
+    total = int(re.search(r"(\d+) requests in", completed.stdout).group(1))  # type: ignore[union-attr]
+    failed = re.search(r"Non-2xx or 3xx responses: (\d+)", completed.stdout)
+    return rate * (1 - (int(failed.group(1)) / total if failed else 0))
 
 
 def median_ms(samples: list[float]) -> float:
@@ -172,7 +211,7 @@ class Bench:
         self.key = self.manage("sandbox_key", "create", "--account", "bench", "--tier", "business").splitlines()[-1]
         self.upstream = Server({**self.environment, "SPORTS_SANDBOX": "1", "SPORTS_BASE_URL": ""})
         site_environment = {**self.environment, "SPORTS_BASE_URL": self.upstream.url, "SPORTS_SANDBOX": "0"}
-        self.site = Server({**site_environment, "SPORTS_API_KEY": self.key})
+        self.site = Server({**site_environment, "SPORTS_API_KEY": self.key, "WEB_CONCURRENCY": "1"}, MAKE_SERVE)
         os.environ.update({**site_environment, "SPORTS_API_KEY": self.key})
         import django
 
@@ -427,6 +466,46 @@ class Bench:
                 receiver.stop()
                 realtime.redis_available()  # empties the benchmark's Redis database
 
+    def serving(self) -> None:
+        """Issue 16: what `make serve` runs against gunicorn gthread serving the same code, same
+        worker and thread counts, with wrk as the load generator, in interleaved rounds."""
+        if shutil.which("wrk") is None:
+            self.row("serving: make serve vs gunicorn gthread", "not run: install wrk (apt-get install wrk)", "", None)
+            return
+        upstream = Server({**self.environment, "SLOW_UPSTREAM_DELAY": "0.05"}, SLOW_UPSTREAM)
+        environment = {**self.environment, "SPORTS_BASE_URL": upstream.url, "SPORTS_SANDBOX": "0"}
+        environment |= {"SPORTS_API_KEY": self.key, "WEB_CONCURRENCY": str(SERVING_WORKERS)}
+        peer_command = [sys.executable, "-m", "gunicorn", "config.wsgi:application", "--bind", "127.0.0.1:{port}"]
+        peer_command += ["--worker-class", "gthread", "--workers", str(SERVING_WORKERS), "--threads", "100"]
+        peer_command += ["--no-control-socket", "--log-level", "warning"]
+        servers = {"make serve": Server(environment, MAKE_SERVE), "gunicorn gthread": Server(environment, peer_command)}
+        script = self.workdir / "mint.lua"
+        script.write_text(
+            'wrk.method = "POST"\n'
+            'wrk.body = \'{"reason": "unauthorized"}\'\n'
+            'wrk.headers["Content-Type"] = "application/json"\n'
+            f'wrk.headers["X-CSRFToken"] = "{CSRF}"\n'
+            f'wrk.headers["Cookie"] = "sessionid={self.cookies["sessionid"]}; csrftoken={CSRF}"\n'
+        )
+        rates: dict[tuple[str, str], list[float]] = {}
+        try:
+            for number in range(ROUNDS * 2):
+                names = list(servers) if number % 2 == 0 else list(reversed(servers))
+                for name in names:
+                    for path, arguments in (("/api/sports-token", ["-s", str(script)]), ("/healthz", [])):
+                        rates.setdefault((name, path), []).append(wrk(servers[name].url + path, arguments))
+        finally:
+            for server in (*servers.values(), upstream):
+                server.stop()
+        for path, target in (("/api/sports-token", 1.0), ("/healthz", 0.8)):
+            ours, peer = (statistics.median(rates[(name, path)]) for name in servers)
+            self.row(
+                f"serving {path}, {SERVING_WORKERS} workers, 64 clients (wrk): make serve vs gunicorn gthread",
+                f"{ours:.0f} / {peer:.0f} req/s = {ours / peer:.3f}",
+                f">= {target}",
+                ours / peer >= target,
+            )
+
     def browser_client(self) -> None:
         completed = subprocess.run(  # noqa: S603 - fixed script
             ["node", str(ROOT / "tests/bench/browser_client.mjs")],  # noqa: S607 - node from PATH, as make test
@@ -579,6 +658,7 @@ def main() -> None:
             bench.queries_and_cache_operations,
             bench.upstream_calls_and_connections,
             bench.sandbox_listing,
+            bench.serving,
             bench.real_time,
             bench.browser_client,
             bench.soak,

@@ -1,8 +1,9 @@
 """Two server processes of this project sharing one PostgreSQL database and one Redis.
 
-Everything is real: `manage.py migrate` on a fresh PostgreSQL database, two uvicorn
-processes on their own ports, Redis for the cache and the channel layer. `Cluster` cleans
-up after itself (processes, database, Redis keys).
+Everything is real: `manage.py migrate` on a fresh PostgreSQL database, and two nodes each
+started as `make serve` starts one (`python -m config.serve`: gunicorn for HTTP, uvicorn for
+the sandbox's WebSocket on the next address), Redis for the cache and the channel layer.
+`Cluster` cleans up after itself (processes, database, Redis keys).
 """
 
 from __future__ import annotations
@@ -31,6 +32,14 @@ def free_port() -> int:
         return port
 
 
+def _listening(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    except OSError:
+        return False
+    return True
+
+
 def engines_available() -> str | None:
     """None when PostgreSQL and Redis answer, else what is missing."""
     try:
@@ -46,7 +55,7 @@ def engines_available() -> str | None:
 
 
 class Cluster:
-    def __init__(self) -> None:
+    def __init__(self, **overrides: str) -> None:
         self.database = f"sports_cluster_{secrets.token_hex(4)}"
         self.environment = {
             **os.environ,
@@ -61,16 +70,19 @@ class Cluster:
             "SPORTS_TOKEN_RATE": "5/h",  # an hour-long window: the test never straddles two
             "SPORTS_SANDBOX_SLOT_HEARTBEAT": "1",  # a killed worker's sockets are forgotten in 2 s
             "DJANGO_LOG_LEVEL": "WARNING",
+            **overrides,
         }
-        self.processes: list[subprocess.Popen[bytes]] = []
-        self.urls: list[str] = []
+        self.processes: list[subprocess.Popen[bytes]] = []  # one config.serve launcher per node
+        self.urls: list[str] = []  # each node's HTTP
+        self.ws_urls: list[str] = []  # each node's sandbox WebSocket
 
     def start(self, *, events_in: tuple[bool, ...] = (True, False)) -> None:
         redis.Redis.from_url(REDIS_URL).flushdb()
         with psycopg.connect(f"{POSTGRES}/test", autocommit=True) as admin:
             admin.execute(f'CREATE DATABASE "{self.database}"')
         self.manage("migrate", "--no-input")
-        self.site_key = self.new_key("cluster-site", "growth")
+        sandbox = self.environment["SPORTS_SANDBOX"] == "1"
+        self.site_key = self.new_key("cluster-site", "growth") if sandbox else self.environment["SPORTS_API_KEY"]
         self.manage(
             "shell",
             "-c",
@@ -80,37 +92,39 @@ class Cluster:
             self._start_server(events)
 
     def _start_server(self, events: bool) -> None:
-        port = free_port()
+        port, ws_port = free_port(), free_port()
         environment = {
             **self.environment,
             "SPORTS_API_KEY": self.site_key,
             "SPORTS_SANDBOX_EVENTS": "1" if events else "0",
+            "HOST": f"127.0.0.1:{port}",
+            "SPORTS_SANDBOX_WS_HOST": f"127.0.0.1:{ws_port}",
+            "WEB_CONCURRENCY": "1",  # one worker per node: two nodes are the two processes
         }
-        command = [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "config.asgi:application",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ]
-        command += ["--lifespan", "off", "--ws", "websockets-sansio", "--ws-per-message-deflate", "false"]
-        command += ["--log-level", "warning"]
-        command += ["--timeout-graceful-shutdown", "5"]  # open sockets must not hold up stop()
+        command = [sys.executable, "-m", "config.serve"]
         process = subprocess.Popen(command, cwd=PROJECT_ROOT, env=environment)  # noqa: S603 - fixed command
         self.processes.append(process)
         url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                sandbox = self.environment["SPORTS_SANDBOX"] == "1"
+                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200 and (not sandbox or _listening(ws_port)):
                     self.urls.append(url)
+                    self.ws_urls.append(f"ws://127.0.0.1:{ws_port}/sdk/v1/ws")
                     return
             except httpx.TransportError:
-                time.sleep(0.2)
-        raise RuntimeError(f"The server on port {port} did not start within 30 s")
+                pass
+            time.sleep(0.2)
+        raise RuntimeError(f"The node on ports {port} and {ws_port} did not start within 30 s")
+
+    def socket_server(self, node: int) -> int:
+        """The pid of a node's WebSocket server (uvicorn, a child of its config.serve launcher)."""
+        for child in Path(f"/proc/{self.processes[node].pid}/task").glob("*/children"):
+            for pid in child.read_text().split():
+                if b"uvicorn" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    return int(pid)
+        raise RuntimeError(f"node {node} runs no uvicorn")
 
     def manage(self, *arguments: str) -> str:
         completed = subprocess.run(  # noqa: S603 - fixed interpreter and script
@@ -134,7 +148,7 @@ class Cluster:
             process.terminate()
         for process in self.processes:
             try:
-                process.wait(timeout=10)
+                process.wait(timeout=25)  # config.serve gives its servers 15 s
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(timeout=10)  # reaped, so no ResourceWarning lands in a later test

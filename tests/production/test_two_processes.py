@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
+import signal
 import time
 from datetime import UTC, datetime, timedelta
 
@@ -67,7 +69,7 @@ def test_the_sandbox_account_quota_is_one_quota_across_both_processes(cluster: C
 
 
 def test_an_event_published_by_one_process_reaches_a_subscriber_of_the_other(cluster: Cluster) -> None:
-    publisher, subscriber = (url.replace("http://", "ws://") + "/sdk/v1/ws" for url in cluster.urls)
+    publisher, subscriber = cluster.ws_urls
     key = cluster.new_key("cluster-ws", "starter")
 
     async def scenario() -> dict[str, object]:
@@ -90,7 +92,7 @@ def test_an_event_published_by_one_process_reaches_a_subscriber_of_the_other(clu
 def test_every_event_reaches_300_subscribers_on_both_processes_in_the_same_order(cluster: Cluster) -> None:
     """Sockets spread over both processes, events from the first: every socket sees the same events."""
     keys = [cluster.new_key(f"cluster-fan-out-{number}", "business") for number in range(4)]  # 100 sockets each
-    urls = [url.replace("http://", "ws://") + "/sdk/v1/ws" for url in cluster.urls]
+    urls = cluster.ws_urls
 
     async def subscriber(index: int, opening: asyncio.Semaphore) -> ClientConnection:
         async with opening:
@@ -167,7 +169,7 @@ def test_idle_authenticated_sockets_stay_open_on_both_processes_for_a_minute(clu
 
     async def hold(url: str) -> list[dict[str, object]]:
         frames: list[dict[str, object]] = []
-        async with connect(url.replace("http://", "ws://") + "/sdk/v1/ws") as socket:
+        async with connect(url) as socket:
             await socket.send(json.dumps(envelope("auth", {"apiKey": key})))
             frames.append(json.loads(await socket.recv()))
             deadline = asyncio.get_running_loop().time() + IDLE_SECONDS
@@ -181,7 +183,7 @@ def test_idle_authenticated_sockets_stay_open_on_both_processes_for_a_minute(clu
         return frames
 
     async def both() -> list[list[dict[str, object]]]:
-        return list(await asyncio.gather(*(hold(url) for url in cluster.urls)))
+        return list(await asyncio.gather(*(hold(url) for url in cluster.ws_urls)))
 
     for frames in asyncio.run(both()):
         assert "result" in frames[0]
@@ -197,7 +199,7 @@ def test_revoking_a_key_closes_its_sockets_on_every_process_within_2_s(cluster: 
     key = created.splitlines()[-1]
 
     async def scenario() -> list[tuple[dict[str, object], int | None, float]]:
-        sockets = [await connect(url.replace("http://", "ws://") + "/sdk/v1/ws") for url in cluster.urls]
+        sockets = [await connect(url) for url in cluster.ws_urls]
         for socket in sockets:
             await socket.send(json.dumps(envelope("auth", {"apiKey": key})))
             assert "result" in json.loads(await socket.recv())
@@ -220,8 +222,8 @@ def test_revoking_a_key_closes_its_sockets_on_every_process_within_2_s(cluster: 
 # Last: it kills the second process, which the tests above need.
 def test_a_killed_workers_sockets_free_their_slots(cluster: Cluster) -> None:
     key = cluster.new_key("cluster-killed", "free")  # 2 connections
-    url = cluster.urls[1].replace("http://", "ws://") + "/sdk/v1/ws"
-    worker = cluster.processes[1]
+    url = cluster.ws_urls[1]
+    node, worker = cluster.processes[1], cluster.socket_server(1)
 
     async def hold_two_sockets_then_get_killed() -> None:
         auth = json.dumps(envelope("auth", {"apiKey": key}))
@@ -229,12 +231,13 @@ def test_a_killed_workers_sockets_free_their_slots(cluster: Cluster) -> None:
         for socket in (first, second):
             await socket.send(auth)
             assert "result" in json.loads(await socket.recv())
-        worker.kill()  # no clean close: the slots are only forgotten by their heartbeat running out
-        worker.wait(timeout=10)
+        os.kill(worker, signal.SIGKILL)  # no clean close: the slots are forgotten only when their heartbeat runs out
+        node.wait(timeout=30)  # its launcher stops the node's HTTP server too, and exits
 
     asyncio.run(hold_two_sockets_then_get_killed())
-    cluster.processes.remove(worker)
-    cluster.urls.remove(cluster.urls[1])
+    assert node.returncode == 128 + signal.SIGKILL  # config.serve exits as the server that ended did
+    cluster.processes.remove(node)
+    del cluster.urls[1], cluster.ws_urls[1]
 
     async def connect_twice(target: str) -> list[dict[str, object]]:
         answers = []
@@ -244,7 +247,7 @@ def test_a_killed_workers_sockets_free_their_slots(cluster: Cluster) -> None:
                 answers.append(json.loads(await socket.recv()))
         return answers
 
-    survivor = cluster.urls[0].replace("http://", "ws://") + "/sdk/v1/ws"
+    survivor = cluster.ws_urls[0]
     refused = asyncio.run(connect_twice(survivor))
     assert [answer.get("error", {}).get("code") for answer in refused] == ["rate_limited", "rate_limited"]
     time.sleep(2.5)  # two heartbeats of 1 s (SPORTS_SANDBOX_SLOT_HEARTBEAT in the cluster)

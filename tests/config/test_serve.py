@@ -1,0 +1,62 @@
+"""config/serve.py: what `make serve` starts, and how it stops."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from config import serve
+
+SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]
+
+
+def test_without_the_sandbox_only_gunicorn_serves() -> None:
+    ((command, environment),) = serve.plan({"HOST": "0.0.0.0:9000"}, sandbox=False)
+    assert command[1:4] == ["-m", "gunicorn", "--config"]
+    assert command[4].endswith("config/gunicorn.conf.py")
+    assert "SPORTS_PUBLIC_WS_URL" not in environment
+
+
+def test_with_the_sandbox_uvicorn_serves_its_socket_on_the_next_port_and_the_page_is_told() -> None:
+    (http, http_environment), (socket, _) = serve.plan({"HOST": "127.0.0.1:9000"}, sandbox=True)
+    assert http[2] == "gunicorn"
+    assert socket[2:4] == ["uvicorn", "config.asgi:application"]
+    assert socket[socket.index("--port") + 1] == "9001"
+    assert socket[socket.index("--ws-per-message-deflate") + 1] == "false"
+    assert http_environment["SPORTS_PUBLIC_WS_URL"] == "ws://127.0.0.1:9001/sdk/v1/ws"
+
+
+def test_a_socket_address_and_public_url_from_the_environment_win() -> None:
+    environment = {
+        "SPORTS_SANDBOX_WS_HOST": "127.0.0.1:7000",
+        "SPORTS_PUBLIC_WS_URL": "wss://example.com/sdk/v1/ws",
+        "WEB_CONCURRENCY": "3",
+    }
+    (_, http_environment), (socket, _) = serve.plan(environment, sandbox=True)
+    assert socket[socket.index("--port") + 1] == "7000"
+    assert socket[socket.index("--workers") + 1] == "3"
+    assert http_environment["SPORTS_PUBLIC_WS_URL"] == "wss://example.com/sdk/v1/ws"
+
+
+def test_when_one_server_ends_the_other_is_stopped_and_its_code_returned() -> None:
+    started = time.monotonic()
+    code = serve.run([(SLEEPER, dict(os.environ)), ([sys.executable, "-c", "raise SystemExit(3)"], dict(os.environ))])
+    assert code == 3
+    assert time.monotonic() - started < serve.STOP_SECONDS
+
+
+def test_sigterm_stops_both_servers_and_exits_0() -> None:
+    launcher = subprocess.Popen(  # noqa: S603 - this interpreter
+        [sys.executable, "-c", f"from config import serve; raise SystemExit(serve.run([({SLEEPER!r}, {{}})] * 2))"],
+        cwd=serve.PROJECT_ROOT,
+    )
+    time.sleep(1)
+    children = Path(f"/proc/{launcher.pid}/task/{launcher.pid}/children").read_text().split()
+    assert len(children) == 2
+    launcher.send_signal(signal.SIGTERM)
+    assert launcher.wait(timeout=serve.STOP_SECONDS + 5) == 0
+    assert not any(Path(f"/proc/{pid}").exists() for pid in children)  # stopped and reaped
