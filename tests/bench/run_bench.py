@@ -468,7 +468,8 @@ class Bench:
 
     def serving(self) -> None:
         """Issue 16: what `make serve` runs against gunicorn gthread serving the same code, same
-        worker and thread counts, with wrk as the load generator, in interleaved rounds."""
+        worker and thread counts, with wrk as the load generator, in interleaved rounds; and, for
+        reference, uvicorn as docs/deploy.md ran it before."""
         if shutil.which("wrk") is None:
             self.row("serving: make serve vs gunicorn gthread", "not run: install wrk (apt-get install wrk)", "", None)
             return
@@ -478,7 +479,12 @@ class Bench:
         peer_command = [sys.executable, "-m", "gunicorn", "config.wsgi:application", "--bind", "127.0.0.1:{port}"]
         peer_command += ["--worker-class", "gthread", "--workers", str(SERVING_WORKERS), "--threads", "100"]
         peer_command += ["--no-control-socket", "--log-level", "warning"]
-        servers = {"make serve": Server(environment, MAKE_SERVE), "gunicorn gthread": Server(environment, peer_command)}
+        previous = [*UVICORN, "--workers", str(SERVING_WORKERS)]  # what docs/deploy.md ran before make serve
+        servers = {
+            "make serve": Server(environment, MAKE_SERVE),
+            "gunicorn gthread": Server(environment, peer_command),
+            "uvicorn": Server(environment, previous),
+        }
         script = self.workdir / "mint.lua"
         script.write_text(
             'wrk.method = "POST"\n'
@@ -498,10 +504,10 @@ class Bench:
             for server in (*servers.values(), upstream):
                 server.stop()
         for path, target in (("/api/sports-token", 1.0), ("/healthz", 0.8)):
-            ours, peer = (statistics.median(rates[(name, path)]) for name in servers)
+            ours, peer, before = (statistics.median(rates[(name, path)]) for name in servers)
             self.row(
                 f"serving {path}, {SERVING_WORKERS} workers, 64 clients (wrk): make serve vs gunicorn gthread",
-                f"{ours:.0f} / {peer:.0f} req/s = {ours / peer:.3f}",
+                f"{ours:.0f} / {peer:.0f} req/s = {ours / peer:.3f} (uvicorn as before: {before:.0f})",
                 f">= {target}",
                 ours / peer >= target,
             )
