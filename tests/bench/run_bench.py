@@ -56,10 +56,10 @@ def resident_kib(pid: int) -> int:
     raise RuntimeError(f"no VmRSS for {pid}")
 
 
-def cpu_seconds(pid: int) -> float:
-    """CPU time of the process and every process under it (gunicorn's and uvicorn's workers)."""
+def cpu_seconds(pid: int, *, tree: bool = True) -> float:
+    """CPU time of the process and, with `tree`, every process under it (gunicorn's and uvicorn's workers)."""
     total = 0.0
-    for member in (pid, *descendants(pid)):
+    for member in (pid, *(descendants(pid) if tree else [])):
         try:
             fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
         except FileNotFoundError:  # it ended meanwhile
@@ -123,11 +123,12 @@ def cpu_use(*pids: int) -> Iterator[dict[str, float]]:
     """Percent of one core used by each process (and by this loader) while the block runs."""
     use: dict[str, float] = {}
     started = time.monotonic()
-    before = {pid: cpu_seconds(pid) for pid in (os.getpid(), *pids)}
+    loader = os.getpid()  # this process alone: the servers it started are its children
+    before = {pid: cpu_seconds(pid, tree=pid != loader) for pid in (loader, *pids)}
     yield use
     elapsed = time.monotonic() - started
     for pid, seconds in before.items():
-        use[str(pid)] = 100 * (cpu_seconds(pid) - seconds) / elapsed
+        use[str(pid)] = 100 * (cpu_seconds(pid, tree=pid != loader) - seconds) / elapsed
 
 
 def wrk(url: str, arguments: list[str]) -> float:
