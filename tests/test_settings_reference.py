@@ -8,12 +8,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ["config", "mintroute", "sportsproxy"]
-OURS = re.compile(r"^(SPORTS|DJANGO|DEMO|DATABASE|REDIS)_[A-Z_]+$")
+SERVING = "HOST|WEB_CONCURRENCY|WEB_THREADS|FORWARDED_ALLOW_IPS"  # make serve's (docs/settings.md)
+OURS = re.compile(rf"^((SPORTS|DJANGO|DEMO|DATABASE|REDIS)_[A-Z_]+|{SERVING})$")
 READS = re.compile(
     r"""getattr\(settings,\s*"([A-Z_]+)"     # a Django setting with a default
       | settings\.([A-Z][A-Z_]+)              # a Django setting
       | env\.\w+\(\s*"([A-Z_]+)"               # an environment variable, through django-environ
       | os\.environ(?:\.get\(|\[)\s*"([A-Z_]+)" # an environment variable, directly
+      | environment(?:\.get\(|\[)\s*"([A-Z_]+)" # one of config/serve.py's environment
     """,
     re.VERBOSE,
 )

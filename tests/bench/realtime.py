@@ -69,9 +69,7 @@ class ClientProcess:
             self._lines.put(line)
 
     def command(self, line: str, timeout: float) -> dict[str, Any]:
-        assert self.process.stdin is not None
-        self.process.stdin.write(line + "\n")
-        self.process.stdin.flush()
+        self.send(line)
         return self.answer(timeout)
 
     def send(self, line: str) -> None:

@@ -222,7 +222,7 @@ def test_revoking_a_key_closes_its_sockets_on_every_process_within_2_s(cluster: 
 # Last: it kills the second process, which the tests above need.
 def test_a_killed_workers_sockets_free_their_slots(cluster: Cluster) -> None:
     key = cluster.new_key("cluster-killed", "free")  # 2 connections
-    url = cluster.ws_urls[1]
+    url, survivor = cluster.ws_urls[1], cluster.ws_urls[0]
     node, worker = cluster.processes[1], cluster.socket_server(1)
 
     async def hold_two_sockets_then_get_killed() -> None:
@@ -232,12 +232,6 @@ def test_a_killed_workers_sockets_free_their_slots(cluster: Cluster) -> None:
             await socket.send(auth)
             assert "result" in json.loads(await socket.recv())
         os.kill(worker, signal.SIGKILL)  # no clean close: the slots are forgotten only when their heartbeat runs out
-        node.wait(timeout=30)  # its launcher stops the node's HTTP server too, and exits
-
-    asyncio.run(hold_two_sockets_then_get_killed())
-    assert node.returncode == 128 + signal.SIGKILL  # config.serve exits as the server that ended did
-    cluster.processes.remove(node)
-    del cluster.urls[1], cluster.ws_urls[1]
 
     async def connect_twice(target: str) -> list[dict[str, object]]:
         answers = []
@@ -247,8 +241,15 @@ def test_a_killed_workers_sockets_free_their_slots(cluster: Cluster) -> None:
                 answers.append(json.loads(await socket.recv()))
         return answers
 
-    survivor = cluster.ws_urls[0]
+    asyncio.run(hold_two_sockets_then_get_killed())
+    # At once, within the two heartbeats (1 s each, SPORTS_SANDBOX_SLOT_HEARTBEAT in the cluster)
+    # that the dead sockets still count for:
     refused = asyncio.run(connect_twice(survivor))
     assert [answer.get("error", {}).get("code") for answer in refused] == ["rate_limited", "rate_limited"]
-    time.sleep(2.5)  # two heartbeats of 1 s (SPORTS_SANDBOX_SLOT_HEARTBEAT in the cluster)
+
+    node.wait(timeout=30)  # its launcher stops the node's HTTP server too, and exits
+    assert node.returncode == 128 + signal.SIGKILL  # config.serve exits as the server that ended did
+    cluster.processes.remove(node)
+    del cluster.urls[1], cluster.ws_urls[1]
+    time.sleep(2.5)
     assert all("result" in answer for answer in asyncio.run(connect_twice(survivor)))
