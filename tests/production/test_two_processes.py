@@ -232,6 +232,8 @@ def test_a_killed_workers_sockets_free_their_slots(cluster: Cluster) -> None:
             await socket.send(auth)
             assert "result" in json.loads(await socket.recv())
         os.kill(worker, signal.SIGKILL)  # no clean close: the slots are forgotten only when their heartbeat runs out
+        for socket in (first, second):  # the kernel closes a killed process's sockets at once
+            await asyncio.wait_for(socket.wait_closed(), 10)
 
     async def connect_twice(target: str) -> list[dict[str, object]]:
         answers = []
