@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -18,6 +19,11 @@ TOKEN = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJiZW5jaCJ9.c2lnbmF0dXJl"  # shaped like 
 
 
 _waiting = 0
+
+
+def command(port: int | str) -> list[str]:
+    """The command that serves the stand-in on 127.0.0.1:`port`."""
+    return [sys.executable, "-m", "uvicorn", "tests.slow_upstream:app", "--host", "127.0.0.1", "--port", str(port)]
 
 
 async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:

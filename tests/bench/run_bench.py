@@ -29,6 +29,8 @@ from typing import Any
 
 import httpx
 
+from config import serve
+from tests import slow_upstream
 from tests.bench import realtime
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -84,13 +86,11 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
-# Each started with `{port}` replaced by a free port (and HOST set to 127.0.0.1:{port}).
-UVICORN = [sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", "{port}"]
-UVICORN += ["--lifespan", "off", "--ws", "websockets-sansio", "--ws-per-message-deflate", "false"]
-UVICORN += ["--log-level", "warning"]
+# Each started with `{port}` replaced by a free port (and HOST set to 127.0.0.1:{port}). The
+# sandbox runs under the uvicorn command `make serve` gives its socket (serving HTTP too here).
+UVICORN = serve.socket_command("127.0.0.1:{port}", {"WEB_CONCURRENCY": "1"})
 MAKE_SERVE = [sys.executable, "-m", "config.serve"]  # what `make serve` runs, on HOST
-SLOW_UPSTREAM = [sys.executable, "-m", "uvicorn", "tests.slow_upstream:app", "--host", "127.0.0.1"]
-SLOW_UPSTREAM += ["--port", "{port}", "--log-level", "warning"]
+SLOW_UPSTREAM = [*slow_upstream.command("{port}"), "--log-level", "warning"]
 
 
 class Server:
@@ -480,7 +480,8 @@ class Bench:
         peer_command = [sys.executable, "-m", "gunicorn", "config.wsgi:application", "--bind", "127.0.0.1:{port}"]
         peer_command += ["--worker-class", "gthread", "--workers", str(SERVING_WORKERS), "--threads", "100"]
         peer_command += ["--no-control-socket", "--log-level", "warning"]
-        previous = [*UVICORN, "--workers", str(SERVING_WORKERS)]  # what docs/deploy.md ran before make serve
+        # uvicorn serving everything, as docs/deploy.md ran it before make serve
+        previous = serve.socket_command("127.0.0.1:{port}", {"WEB_CONCURRENCY": str(SERVING_WORKERS)})
         servers = {
             "make serve": Server(environment, MAKE_SERVE),
             "gunicorn gthread": Server(environment, peer_command),

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import httpx
 import psycopg
+import pytest
 import redis
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -52,6 +53,15 @@ def engines_available() -> str | None:
     except redis.RedisError as error:
         return f"Redis at 127.0.0.1:6379 is not reachable ({error})"
     return None
+
+
+def require_engines() -> None:
+    """Skip without PostgreSQL and Redis; under CI, where .ci/run starts both, fail instead."""
+    missing = engines_available()
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(missing)
+        pytest.skip(missing)
 
 
 class Cluster:

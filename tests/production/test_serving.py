@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -12,7 +11,8 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from tests.production.cluster import PROJECT_ROOT, Cluster, engines_available, free_port
+from tests import slow_upstream
+from tests.production.cluster import PROJECT_ROOT, Cluster, free_port, require_engines
 from tests.production.test_two_processes import logged_in
 
 TIMEOUT_SECONDS = 2  # SPORTS_TIMEOUT: the stand-in service answers only after it
@@ -22,14 +22,10 @@ ANSWER_WITHIN_SECONDS = 0.1
 
 @pytest.fixture(scope="module")
 def slow_site() -> Iterator[Cluster]:
-    missing = engines_available()
-    if missing:
-        if os.environ.get("CI"):
-            pytest.fail(missing)  # .ci/run starts both engines: never skip these tests there
-        pytest.skip(missing)
+    require_engines()
     port = free_port()
     upstream = subprocess.Popen(  # noqa: S603 - fixed command
-        [sys.executable, "-m", "uvicorn", "tests.slow_upstream:app", "--port", str(port), "--log-level", "warning"],
+        [*slow_upstream.command(port), "--log-level", "warning"],
         cwd=PROJECT_ROOT,
         env={**os.environ, "SLOW_UPSTREAM_DELAY": str(TIMEOUT_SECONDS + 3)},
     )
