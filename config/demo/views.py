@@ -10,9 +10,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_POST, require_safe
 
 from config.csp import content_security_policy
-from mintroute.errors import RouteError
-from mintroute.minting import remembered_token
-from mintroute.ratelimits import enforce_rate_limit
+from mintroute import RouteError, enforce_rate_limit, login_of, remembered_token
 from sportsproxy.django.shared import get_client
 from sportsproxy.errors import SportsError
 from sportsproxy.service import SPORTS
@@ -66,6 +64,6 @@ def expire_token(request: HttpRequest) -> JsonResponse:
         raise Http404("Tokens can only be ended early in the embedded sandbox.")
     from sportsproxy.sandbox.tokens import expire_early
 
-    stored = remembered_token(request)
+    stored = remembered_token(request, login_of(request))
     expired = expire_early(stored["token"]) if stored else False
     return JsonResponse({"expired": expired})

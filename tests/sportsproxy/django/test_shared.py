@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from sportsproxy.django.checks import SettingsError
+from sportsproxy.django.problems import SettingsError
 from sportsproxy.django.shared import get_client
 from sportsproxy.sandbox.keys import issue_key
 from sportsproxy.sandbox.models import Account
