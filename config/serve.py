@@ -42,7 +42,7 @@ def socket_command(address: str, environment: dict[str, str]) -> list[str]:
     proxies = environment.get("FORWARDED_ALLOW_IPS") or "127.0.0.1"
     command = [sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", host, "--port", port]
     command += ["--workers", workers, "--proxy-headers", "--forwarded-allow-ips", proxies, "--lifespan", "off"]
-    # Per-message deflate would compress every event frame once per subscriber (docs/protocol.md).
+    # Per-message deflate would compress every event frame once per subscriber (docs/service.md).
     command += ["--ws", "websockets-sansio", "--ws-per-message-deflate", "false"]
     command += ["--timeout-graceful-shutdown", "5", "--log-level", "warning"]
     return command

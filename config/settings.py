@@ -2,7 +2,7 @@
 
 Every value comes from an environment variable (or the optional `.env` file next to
 manage.py) with a default that runs the whole project offline: SQLite, an in-memory
-cache and the embedded sandbox service. docs/protocol.md and the README list them.
+cache and the embedded sandbox service. docs/settings.md lists them.
 """
 
 from __future__ import annotations
