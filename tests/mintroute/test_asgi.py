@@ -181,3 +181,12 @@ def test_a_token_authenticated_app_needs_no_csrf(site: httpx.Client, settings: A
     wrong = mint(site, csrf=False, Authorization="Device stranger")
     refused(wrong, 401, "not_authenticated")
     assert wrong.headers["WWW-Authenticate"] == "Device"
+
+
+def test_a_site_with_atomic_requests_still_mints(
+    site: httpx.Client, monkeypatch: pytest.MonkeyPatch, no_sync_mint: None
+) -> None:
+    from django.db import connection
+
+    monkeypatch.setitem(connection.settings_dict, "ATOMIC_REQUESTS", True)  # Django refuses async views then
+    assert mint(logged_in(site)).status_code == 200
