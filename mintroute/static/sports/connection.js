@@ -1,10 +1,11 @@
 /** One WebSocket and the requests awaiting answers on it, each bounded in time. */
 
+import { CLOSE, ERROR } from "./constants.js";
 import { RpcError } from "./errors.js";
 import { resultOf } from "./rpc.js";
 
 const connectionLost = (requestId) =>
-  new RpcError("unavailable", "The WebSocket closed before the answer arrived.", undefined, { requestId });
+  new RpcError(ERROR.UNAVAILABLE, "The WebSocket closed before the answer arrived.", undefined, { requestId });
 
 /** Once disposed (closed by either side) it ignores everything its socket still does. */
 export class Connection {
@@ -45,7 +46,7 @@ export class Connection {
         this.#pending.delete(id);
         const seconds = this.#timeoutMs / 1000;
         const message = `${method} got no answer on the WebSocket within ${seconds} s (requestTimeoutSec).`;
-        reject(new RpcError("timeout", message, undefined, { requestId: id }));
+        reject(new RpcError(ERROR.TIMEOUT, message, undefined, { requestId: id }));
       });
       this.#pending.set(id, { resolve, reject, timer });
       try {
@@ -61,7 +62,7 @@ export class Connection {
   close(error = connectionLost) {
     if (this.#disposed) return;
     this.#dispose(error);
-    this.#socket.close(1000);
+    this.#socket.close(CLOSE.NORMAL);
   }
 
   #receive(data, onNotification) {
