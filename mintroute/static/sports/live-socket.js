@@ -11,16 +11,14 @@
 import { Connection } from "./connection.js";
 import { CLOSE, ERROR, NOTIFICATION, REASON, STATE, SUBSCRIPTION } from "./constants.js";
 import { RpcError, UnauthorizedError } from "./errors.js";
+import { ReconnectSchedule } from "./reconnect-schedule.js";
 import { Subscriptions } from "./subscriptions.js";
-import { backoff, retryAfterSec } from "./timing.js";
 
 const FINAL_CLOSE_CODES = new Set([CLOSE.POLICY_VIOLATION, CLOSE.FORBIDDEN]);
 /** Notifications after which the server closes with 4401: the socket's credential is gone. */
 const CREDENTIAL_ENDED = new Set([NOTIFICATION.AUTH_EXPIRED, NOTIFICATION.AUTH_REVOKED]);
 /** The states in which the page wants a socket: the client connects, and reconnects after a drop. */
 const WANTED_STATES = new Set([STATE.CONNECTING, STATE.OPEN, STATE.RECONNECTING]);
-/** A socket authenticated this long has proven itself: the backoff starts over. */
-const STABLE_AFTER_MS = 10_000;
 /** The server pings after 25 s of silence, so a minute without any frame means a dead socket. */
 const SILENCE_LIMIT_MS = 60_000;
 /** Refusals of a subscription that no retry can change. */
@@ -45,7 +43,6 @@ export class LiveSocket {
   #tokens;
   #timers;
   #now;
-  #random;
   #timeoutMs;
   #events;
   #state = STATE.IDLE;
@@ -55,14 +52,8 @@ export class LiveSocket {
   #socketToken = null;
   /** Why the next attempt needs a new token ("reconnect" | "unauthorized"), or null. */
   #renewReason = null;
-  /** n of the backoff: attempts since the last socket that stayed authenticated for 10 s. */
-  #attempt = 0;
-  /** `auth` refusals in a row; the second one is final. */
-  #refusals = 0;
-  #authenticatedAtMs = 0;
+  #schedule;
   #lastFrameAtMs = 0;
-  /** The service asked for no attempt before this time (retryAfter). */
-  #notBeforeMs = 0;
   #retryTimer = null;
   #openTimer = null;
   #silenceTimer = null;
@@ -88,10 +79,10 @@ export class LiveSocket {
     this.#tokens = tokens;
     this.#timers = timers;
     this.#now = now;
-    this.#random = random;
     this.#timeoutMs = timeoutMs;
     this.#events = events;
     this.#subscriptions = new Subscriptions({ timers, now, random });
+    this.#schedule = new ReconnectSchedule({ now, random });
   }
 
   get state() {
@@ -182,15 +173,13 @@ export class LiveSocket {
   #retrySoon() {
     this.#timers.cancel(this.#retryTimer);
     this.#retryTimer = null;
-    const waitMs = this.#notBeforeMs - this.#now();
+    const waitMs = this.#schedule.waitMs();
     if (waitMs > 0) this.#retryTimer = this.#timers.after(waitMs, () => this.#attemptNow());
     else this.#attemptNow();
   }
 
   #startOver() {
-    this.#refusals = 0;
-    this.#attempt = 0;
-    this.#notBeforeMs = 0;
+    this.#schedule.startOver();
     this.#subscriptions.restartAll();
   }
 
@@ -267,9 +256,8 @@ export class LiveSocket {
       return this.#lost(connection, error instanceof UnauthorizedError ? { refusal: error } : { error });
     }
     if (connection !== this.#connection) return;
-    this.#refusals = 0;
+    this.#schedule.authenticated();
     this.#renewReason = null;
-    this.#authenticatedAtMs = this.#now();
     this.#watchForSilence(connection);
     this.#setState(STATE.OPEN);
     for (const waiter of this.#openWaiters.splice(0)) waiter.resolve();
@@ -318,7 +306,7 @@ export class LiveSocket {
     this.#connection = null;
     this.#timers.cancel(this.#openTimer);
     this.#timers.cancel(this.#silenceTimer);
-    if (wasOpen && this.#now() - this.#authenticatedAtMs >= STABLE_AFTER_MS) this.#attempt = 0;
+    this.#schedule.ended();
     if (FINAL_CLOSE_CODES.has(closeCode)) {
       const message = `The service closed the socket with code ${closeCode}: this credential may not connect.`;
       return this.#giveUp(new UnauthorizedError(message, { closeCode }));
@@ -331,7 +319,7 @@ export class LiveSocket {
     if (refusal) return this.#refused(refusal);
     if (closeCode === CLOSE.RATE_LIMITED) error = rateLimitedClose(connection.lastError);
     if (error && !wasOpen) return this.#attemptFailed(error);
-    if (error) this.#deferBy(retryAfterSec(error));
+    if (error) this.#schedule.deferFor(error);
     if (!wasOpen) {
       const message = `The WebSocket closed before it was authenticated (code ${closeCode}).`;
       return this.#attemptFailed(new RpcError(ERROR.UNAVAILABLE, message, { closeCode }));
@@ -343,20 +331,16 @@ export class LiveSocket {
   /** The credential was refused: once is retried with a newly minted token, twice is final. */
   #refused(refusal) {
     this.#tokens.refuse(this.#socketToken);
-    if (++this.#refusals >= 2) return this.#giveUp(refusal);
+    if (this.#schedule.refused()) return this.#giveUp(refusal);
     this.#renewReason = REASON.UNAUTHORIZED;
     this.#scheduleRetry();
   }
 
   #attemptFailed(error) {
-    this.#deferBy(retryAfterSec(error));
+    this.#schedule.deferFor(error);
     this.#rejectWaiters(error);
     this.#scheduleRetry();
     this.#events.onError(error); // last: a listener may close() the client
-  }
-
-  #deferBy(seconds) {
-    this.#notBeforeMs = Math.max(this.#notBeforeMs, this.#now() + seconds * 1000);
   }
 
   /** Nothing more by itself: no socket, no mint, until the page calls connect() again. */
@@ -381,8 +365,7 @@ export class LiveSocket {
     this.#setState(STATE.RECONNECTING);
     if (!this.#wanted()) return; // a state listener closed the client
     if (!this.#online) return this.#rejectWaiters(offline()); // wentOnline() schedules the attempt
-    const delayMs = Math.max(this.#notBeforeMs - this.#now(), backoff(this.#attempt++, { random: this.#random }));
-    this.#retryTimer = this.#timers.after(delayMs, () => this.#attemptNow());
+    this.#retryTimer = this.#timers.after(this.#schedule.nextDelayMs(), () => this.#attemptNow());
   }
 
   #cancelTimers() {
