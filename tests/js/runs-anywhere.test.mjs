@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { readFile } from "node:fs/promises";
+import { readFile, readdir } from "node:fs/promises";
 import { dirname, relative, resolve } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -27,7 +27,7 @@ function track(promise) {
   return outcome;
 }
 
-/** A client holding jwt-1 (ttl 600 s) whose refresh has started at `refreshAtMs` and hangs until `mint` resolves. */
+/** A client holding jwt-1 (ttl 600 s) whose refresh started at `refreshAtMs` and waits for `mint` to resolve. */
 async function refreshInFlight(options, refreshAtMs) {
   const world = createWorld();
   const tab = createTab(world, options);
@@ -156,7 +156,7 @@ describe("where URL objects are read-only (React Native)", () => {
     ["http://10.0.2.2:8000/", "ws://10.0.2.2:8000/sdk/v1/ws"],
     ["https://api.example/sports/", "wss://api.example/sports/sdk/v1/ws"],
   ]) {
-    test(`baseUrl ${baseUrl}: the client is built, connects to ${wsUrl}, and shares tokens under its route`, async (t) => {
+    test(`baseUrl ${baseUrl}: the client is built, connects to ${wsUrl}, names its channel`, async (t) => {
       globalThis.URL = ReadOnlyURL;
       t.after(() => {
         globalThis.URL = RealURL;
@@ -217,7 +217,6 @@ describe("the npm folder", () => {
       timeout: 20_000,
     });
     const packed = JSON.parse(stdout)[0].files.map((file) => file.path).sort();
-    const { readdir } = await import("node:fs/promises");
     const modules = (await readdir(CLIENT_FOLDER)).filter((name) => name.endsWith(".js"));
     assert.deepEqual(packed, ["LICENSE", "README.md", "package.json", "sports-client.d.ts", ...modules].sort());
   });

@@ -15,7 +15,10 @@ import {
 } from "../../mintroute/static/sports/sports-client.js";
 
 // What such a runtime provides; declared here, as its own typings would.
-declare function nativeFetch(url: string, init: { method: string; body: string; signal: AbortSignalLike }): Promise<ResponseLike>;
+declare function nativeFetch(
+  url: string,
+  init: { method: string; body: string; signal: AbortSignalLike },
+): Promise<ResponseLike>;
 declare function setTimeout(callback: () => void, delayMs: number): number;
 declare function clearTimeout(handle: number): void;
 

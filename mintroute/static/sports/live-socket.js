@@ -36,6 +36,7 @@ function rateLimitedClose(lastError) {
 const offline = () =>
   new RpcError(ERROR.UNAVAILABLE, "The browser is offline; the client reconnects when it is back online.");
 
+/** The client's one WebSocket over time: connect(), subscribe(), and what happens when it drops. */
 export class LiveSocket {
   #url;
   #WebSocket;

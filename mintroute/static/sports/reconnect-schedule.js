@@ -11,6 +11,7 @@ const STABLE_AFTER_MS = 10_000;
 /** `auth` refused once may be a token that died in flight; refused again with a new one, it is final. */
 const FINAL_REFUSALS = 2;
 
+/** The socket's retry bookkeeping; it starts no timer itself. */
 export class ReconnectSchedule {
   #now;
   #random;

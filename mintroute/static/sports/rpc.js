@@ -3,6 +3,7 @@
 import { ERROR } from "./constants.js";
 import { RpcError, UnauthorizedError, describe } from "./errors.js";
 
+/** The RpcError (UnauthorizedError for "unauthorized") for a JSON-RPC `error` object. */
 export function rpcErrorFrom(error, requestId) {
   const code = typeof error?.code === "string" ? error.code : ERROR.INTERNAL_ERROR;
   const message = typeof error?.message === "string" ? error.message : "The service answered with an error.";

@@ -84,7 +84,8 @@ function defaultWsUrl(baseUrl) {
 /** The WebSocket to use, or why there is none (connect() says so). */
 function webSocketFrom(options) {
   if (options.WebSocket === null) {
-    const noWebSocket = "This client was given WebSocket: null, so it makes HTTP calls only; leave the option out to connect.";
+    const noWebSocket =
+      "This client was given WebSocket: null, so it makes HTTP calls only; leave the option out to connect.";
     return { WebSocket: null, noWebSocket };
   }
   const WebSocket = options.WebSocket ?? globalThis.WebSocket;

@@ -37,6 +37,7 @@ class SubscriptionHandle {
   }
 }
 
+/** One subscription, under its local id; `handle` is what the page holds. */
 export class Subscription {
   #state = SUBSCRIPTION.RESTORING;
   #serverId = null;
@@ -146,6 +147,7 @@ export class Subscription {
   }
 }
 
+/** Every subscription of the client, by local id and by the server's id on the current socket. */
 export class Subscriptions {
   #byId = new Map();
   #byServerId = new Map();

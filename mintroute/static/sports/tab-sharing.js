@@ -12,6 +12,7 @@ const BROADCAST_SETTLE_MS = 50;
 const UNLOCKED_REFRESH_SPREAD_MS = 2_000;
 const MESSAGE_TYPE = "token";
 
+/** This tab's end of the channel and the lock; each part works alone or not at all. */
 export class TabSharing {
   #channel = null;
   #locks;

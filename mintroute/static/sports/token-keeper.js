@@ -11,6 +11,7 @@ import { REASON, REFRESH } from "./constants.js";
 import { AuthEndpointError } from "./errors.js";
 import { retryAfterSec, retryDelayMs } from "./timing.js";
 
+/** Holds one token at a time: current() for a call, replace() after a refusal. */
 export class TokenKeeper {
   #source;
   #leewayMs;
