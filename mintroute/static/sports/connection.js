@@ -1,4 +1,4 @@
-/** One WebSocket and the requests awaiting answers on it, each bounded in time. */
+/** One WebSocket, the requests awaiting answers on it (each bounded in time), and its silence. */
 
 import { CLOSE, ERROR } from "./constants.js";
 import { RpcError } from "./errors.js";
@@ -12,22 +12,27 @@ export class Connection {
   #socket;
   #timers;
   #timeoutMs;
+  #now;
+  #lastFrameAtMs;
+  #silenceTimer = null;
   #pending = new Map();
   #nextId = 1;
   #disposed = false;
   /** The last error the service answered on this socket: a 4429 close refers to it. */
   lastError = null;
 
-  constructor({ WebSocket, url, timers, timeoutMs, onOpen, onFrame, onNotification, onClose }) {
+  constructor({ WebSocket, url, timers, now, timeoutMs, onOpen, onNotification, onClose }) {
     this.#timers = timers;
     this.#timeoutMs = timeoutMs;
+    this.#now = now;
+    this.#lastFrameAtMs = now();
     this.#socket = new WebSocket(url);
     this.#socket.addEventListener("open", () => {
       if (!this.#disposed) onOpen();
     });
     this.#socket.addEventListener("message", (event) => {
       if (this.#disposed) return;
-      onFrame();
+      this.#lastFrameAtMs = this.#now();
       this.#receive(event.data, onNotification);
     });
     this.#socket.addEventListener("close", (event) => {
@@ -56,6 +61,16 @@ export class Connection {
         this.#settle(id, () => reject(connectionLost(id)));
       }
     });
+  }
+
+  /** Calls `onSilent()` once no frame has come for `limitMs`: a half-open socket sends none. */
+  watchForSilence(limitMs, onSilent) {
+    const check = () => {
+      const silentMs = this.#now() - this.#lastFrameAtMs;
+      if (silentMs < limitMs) this.#silenceTimer = this.#timers.after(limitMs - silentMs, check);
+      else onSilent();
+    };
+    this.#silenceTimer = this.#timers.after(limitMs, check);
   }
 
   /** Closes the socket; what is pending is rejected with `error(requestId)`. */
@@ -96,6 +111,7 @@ export class Connection {
 
   #dispose(error) {
     this.#disposed = true;
+    this.#timers.cancel(this.#silenceTimer);
     for (const [id, waiter] of this.#pending) {
       this.#timers.cancel(waiter.timer);
       waiter.reject(error(id));

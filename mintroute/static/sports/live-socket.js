@@ -54,10 +54,8 @@ export class LiveSocket {
   /** Why the next attempt needs a new token ("reconnect" | "unauthorized"), or null. */
   #renewReason = null;
   #schedule;
-  #lastFrameAtMs = 0;
   #retryTimer = null;
   #openTimer = null;
-  #silenceTimer = null;
   #openWaiters = [];
   #subscriptions;
 
@@ -227,13 +225,11 @@ export class LiveSocket {
       WebSocket: this.#WebSocket,
       url: this.#url,
       timers: this.#timers,
+      now: this.#now,
       timeoutMs: this.#timeoutMs,
       onOpen: () => {
         this.#timers.cancel(this.#openTimer);
         this.#authenticate(connection, token);
-      },
-      onFrame: () => {
-        this.#lastFrameAtMs = this.#now();
       },
       onNotification: (method, params) => this.#onNotification(connection, method, params),
       onClose: (code) => {
@@ -259,7 +255,9 @@ export class LiveSocket {
     if (connection !== this.#connection) return;
     this.#schedule.authenticated();
     this.#renewReason = null;
-    this.#watchForSilence(connection);
+    connection.watchForSilence(SILENCE_LIMIT_MS, () => {
+      if (connection === this.#connection) this.#lost(connection, {}); // half-open: died without a close frame
+    });
     this.#setState(STATE.OPEN);
     for (const waiter of this.#openWaiters.splice(0)) waiter.resolve();
     // A refresh may have landed while the socket was opening.
@@ -283,19 +281,6 @@ export class LiveSocket {
     if (method === NOTIFICATION.MATCH_EVENT) this.#subscriptions.deliver(params);
   }
 
-  #watchForSilence(connection) {
-    const check = () => {
-      if (connection !== this.#connection) return;
-      const silentMs = this.#now() - this.#lastFrameAtMs;
-      if (silentMs < SILENCE_LIMIT_MS) {
-        this.#silenceTimer = this.#timers.after(SILENCE_LIMIT_MS - silentMs, check);
-      } else {
-        this.#lost(connection, {}); // half-open: the network died without a close frame
-      }
-    };
-    this.#silenceTimer = this.#timers.after(SILENCE_LIMIT_MS, check);
-  }
-
   /**
    * The current connection is over, for one of these reasons: `refusal` (auth refused, 4401, the
    * credential ended), `closeCode` (closed by the server or the network), `error` (the attempt
@@ -306,7 +291,6 @@ export class LiveSocket {
     connection.close();
     this.#connection = null;
     this.#timers.cancel(this.#openTimer);
-    this.#timers.cancel(this.#silenceTimer);
     this.#schedule.ended();
     if (FINAL_CLOSE_CODES.has(closeCode)) {
       const message = `The service closed the socket with code ${closeCode}: this credential may not connect.`;
@@ -370,8 +354,8 @@ export class LiveSocket {
   }
 
   #cancelTimers() {
-    for (const timer of [this.#retryTimer, this.#openTimer, this.#silenceTimer]) this.#timers.cancel(timer);
-    this.#retryTimer = this.#openTimer = this.#silenceTimer = null;
+    for (const timer of [this.#retryTimer, this.#openTimer]) this.#timers.cancel(timer);
+    this.#retryTimer = this.#openTimer = null;
   }
 
   async #sendSubscribe(connection, subscription) {

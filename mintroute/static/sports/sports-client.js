@@ -23,7 +23,7 @@
  *     tab-sharing.js     one mint per refresh across tabs: a Web Lock and a BroadcastChannel
  *     token-keeper.js    holding the token and refreshing it
  *     rpc.js             JSON-RPC envelopes and calls over HTTP
- *     connection.js      one WebSocket and its pending requests
+ *     connection.js      one WebSocket: its pending requests, and its silence
  *     subscriptions.js   each subscription's state, and the registry of them
  *     live-socket.js     connecting, reconnecting, giving up
  */
