@@ -40,8 +40,10 @@ jstest:
 	node --test --test-timeout=30000 tests/js/
 
 # The browser client's .d.ts and a usage example, compiled by the pinned TypeScript (tests/types/).
+# The .d.ts twice: with the DOM library (a web page) and without it (React Native, "lib": ["es2022"]).
 typecheck: tests/types/node_modules/.installed
 	tests/types/node_modules/.bin/tsc -p tests/types
+	tests/types/node_modules/.bin/tsc -p tests/types/tsconfig.no-dom.json
 
 tests/types/node_modules/.installed: tests/types/package.json tests/types/package-lock.json
 	npm ci --prefix tests/types --no-audit --no-fund --loglevel=error
