@@ -202,12 +202,12 @@ def test_follow_a_mint_names_functions_that_exist() -> None:
 
 def test_a_function_that_is_not_there_is_reported() -> None:
     page = (
-        "| `mintroute/minting.py` | `mint_for`, `mint_later` | … |\n"
-        "| `mintroute/views.py` | `SportsTokenView.post`, `SportsTokenView.get` | … |\n"
+        "| `mintroute/minting.py` | `mint_upstream`, `mint_later` | … |\n"
+        "| `mintroute/body.py` | `TokenRequestParser.parse`, `TokenRequestParser.render` | … |\n"
         "| `mintroute/static/sports/token-keeper.js` | `current`, `#accept`, `#forget` | … |\n"
     )
     assert undefined_functions(page) == [
         "mintroute/minting.py: mint_later",
-        "mintroute/views.py: SportsTokenView.get",
+        "mintroute/body.py: TokenRequestParser.render",
         "mintroute/static/sports/token-keeper.js: #forget",
     ]
