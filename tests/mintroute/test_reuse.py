@@ -46,3 +46,19 @@ def test_the_cookie_is_signed_over_the_login_not_the_raw_session_key() -> None:
     post_token(browser)
     cookie = browser.cookies["sports_token"].value
     assert browser.cookies["sessionid"].value not in cookie
+
+
+def test_a_token_that_cannot_be_remembered_is_answered_anyway(
+    browser: Client, monkeypatch: Any, site_key: str, caplog: Any
+) -> None:
+    from mintroute import views
+
+    def broken(*args: Any) -> None:
+        raise TypeError("Object of type UUID is not JSON serializable")  # the failure of issue 21
+
+    monkeypatch.setattr(views, "remember", broken)
+    response = post_token(browser)
+    assert response.status_code == 200
+    assert set(response.json()) == {"token", "expiresAt"}
+    assert upstream_calls(site_key) == 1
+    assert "could not be remembered" in caplog.text
