@@ -13,7 +13,8 @@ demo: install
 	$(PY) manage.py runserver $(HOST)
 
 # Production: settings from the environment (docs/deploy.md); gunicorn for HTTP on $(HOST), and
-# uvicorn for the sandbox's WebSocket when it is mounted (config/serve.py).
+# uvicorn for the sandbox's WebSocket when it is mounted (config/serve.py). config/serve.py runs
+# `check --deploy` first and refuses to start, exit 1, on any error (docs/settings.md lists the ids).
 serve: install
 	$(PY) manage.py migrate --no-input
 	$(PY) manage.py collectstatic --no-input --verbosity 0
