@@ -32,10 +32,11 @@ from typing import IO, Any
 import httpx
 import pytest
 
-from sportsproxy.sandbox.standalone import CONTROL_SECRET_VARIABLE  # a constant: imports nothing of Django
-
 __all__ = ["SandboxError", "SportsSandbox", "sports_sandbox", "sports_settings", "start_sandbox"]
 
+# The server's side of this name is sportsproxy.sandbox.standalone's: the plugin talks to it as to
+# another process (as the SDK to the service), and imports nothing of the sandbox.
+CONTROL_SECRET_VARIABLE = "SPORTS_SANDBOX_CONTROL_SECRET"  # noqa: S105 - the name of a variable
 START_TIMEOUT_SECONDS = 30.0  # the server is ready in well under 10 s; a loaded CI machine gets slack
 STOP_TIMEOUT_SECONDS = 10.0
 CONTROL_TIMEOUT_SECONDS = 10.0

@@ -1,15 +1,14 @@
-"""The standalone server's ASGI application: the service's HTTP routes and its WebSocket on one address."""
+"""The standalone server's ASGI application: the service's HTTP routes and its WebSocket on one address.
+
+server.py imports it once Django is set up on the standalone settings.
+"""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from django.core.asgi import get_asgi_application
 
-from sportsproxy.sandbox.standalone import SETTINGS_MODULE
-
-os.environ["DJANGO_SETTINGS_MODULE"] = SETTINGS_MODULE  # never the settings of a site that started it
 http_application = get_asgi_application()  # sets Django up before the imports below
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402

@@ -64,8 +64,8 @@ def serve(options: Options, *, started: float) -> int:
 
 def _prepare(data_dir: Path, options: Options) -> str:
     """Django set up on the folder's database, migrated; returns the secret of a new first key."""
-    os.environ["DJANGO_SETTINGS_MODULE"] = SETTINGS_MODULE
-    os.environ[DATA_DIR_VARIABLE] = str(data_dir.resolve())
+    # Always these settings, whatever DJANGO_SETTINGS_MODULE the starting process (a site's tests) has.
+    os.environ.update({"DJANGO_SETTINGS_MODULE": SETTINGS_MODULE, DATA_DIR_VARIABLE: str(data_dir.resolve())})
     import django
     from django.core.management import call_command
 

@@ -46,5 +46,5 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {"text": {"format": "{asctime} {levelname} {name}: {message}", "style": "{"}},
     "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "text"}},  # stdout is the ready line's
-    "root": {"handlers": ["stderr"], "level": os.environ.get("SPORTS_SANDBOX_LOG_LEVEL", "INFO")},
+    "root": {"handlers": ["stderr"], "level": "INFO"},
 }
