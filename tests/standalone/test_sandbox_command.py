@@ -8,6 +8,7 @@ import json
 import queue
 import re
 import signal
+import socket
 import subprocess
 import threading
 from collections.abc import AsyncIterator, Iterator
@@ -20,7 +21,7 @@ import httpx
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
-from tests.standalone.foreign_site import scrubbed_environment
+from tests.standalone.foreign_site import run_status, scrubbed_environment
 
 READY_WITHIN_SECONDS = 10  # the contract's bound for the ready line
 STOPPED_WITHIN_SECONDS = 5  # the contract's bound after SIGTERM or SIGINT
@@ -86,18 +87,18 @@ def first_line(process: subprocess.Popen[bytes], stderr_path: Path) -> str:
 @asynccontextmanager
 async def subscribed(ws_url: str, credential: dict[str, str]) -> AsyncIterator[ClientConnection]:
     """A socket authenticated with `credential` and subscribed to every sport."""
-    async with connect(ws_url) as socket:
+    async with connect(ws_url) as connection:
         for method, params in (("auth", credential), ("matches.subscribe", {})):
-            await socket.send(json.dumps({"jsonrpc": "2.0", "id": method, "method": method, "params": params}))
-            answer = json.loads(await socket.recv())
+            await connection.send(json.dumps({"jsonrpc": "2.0", "id": method, "method": method, "params": params}))
+            answer = json.loads(await connection.recv())
             assert "result" in answer, answer
-        yield socket
+        yield connection
 
 
 async def first_event(ws_url: str, credential: dict[str, str]) -> dict[str, Any]:
-    async with subscribed(ws_url, credential) as socket:
+    async with subscribed(ws_url, credential) as connection:
         while True:
-            frame: dict[str, Any] = json.loads(await socket.recv())
+            frame: dict[str, Any] = json.loads(await connection.recv())
             if frame.get("method") == "matches.event":
                 return frame
 
@@ -173,3 +174,28 @@ def test_a_stop_signal_ends_it_with_exit_0_while_a_subscriber_is_connected(
         assert served.process.returncode == 0
     log = served.stderr_path.read_text()
     assert "Traceback" not in log, log
+
+
+def test_control_endpoints_exist_only_with_a_control_secret(sandbox_python: Path, tmp_path: Path) -> None:
+    request = {"account": "acme", "tier": "starter"}
+    with serving(sandbox_python, tmp_path) as served:
+        assert httpx.post(f"{served.ready['baseUrl']}/control/v1/keys", json=request).status_code == 404
+        assert served.stop() == 0
+    with serving(sandbox_python, tmp_path, SPORTS_SANDBOX_CONTROL_SECRET="control-secret-of-this-test") as served:
+        keys = f"{served.ready['baseUrl']}/control/v1/keys"
+        assert httpx.post(keys, json=request).status_code == 401
+        created = httpx.post(keys, json=request, headers={"Authorization": "Bearer control-secret-of-this-test"})
+        assert created.status_code == 201, created.text
+        assert served.rpc("auth", created.json()["secret"])["result"]["tier"] == "starter"
+        assert served.stop() == 0
+    assert "control-secret-of-this-test" not in served.stderr_path.read_text()
+
+
+def test_a_port_in_use_fails_with_a_sentence_and_no_traceback(sandbox_python: Path, tmp_path: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = str(taken.getsockname()[1])
+        command = [str(sandbox_python), "-m", "sportsproxy.sandbox", "serve", "--port", port]
+        status, output = run_status(command, cwd=tmp_path)
+    assert status == 1, output
+    assert f"Cannot listen on 127.0.0.1 port {port}: Address already in use. Choose another --port" in output
+    assert "Traceback" not in output

@@ -49,13 +49,22 @@ def serve(options: Options, *, started: float) -> int:
     try:
         data_dir.mkdir(parents=True, exist_ok=True)
         api_key = _prepare(data_dir, options)
-        listener = _bind(options.host, options.port)
+        try:
+            listener = _bind(options.host, options.port)
+        except OSError as error:
+            logger.error(  # a sentence that says what to do: a traceback would not help
+                "Cannot listen on %s port %s: %s. Choose another --port, or 0 for a free one.",
+                options.host,
+                options.port,
+                error.strerror,
+            )
+            return 1
         host, port = listener.getsockname()[:2]
         ready = {"baseUrl": f"http://{_url_host(host)}:{port}", "wsUrl": f"ws://{_url_host(host)}:{port}/sdk/v1/ws"}
         server = _ReadyServer(_uvicorn_config(), {**ready, "apiKey": api_key}, started)
         server.run(sockets=[listener])
     except SystemExit as stop:
-        return int(stop.code or 0)
+        return stop.code if isinstance(stop.code, int) else 0
     finally:
         if options.data is None:
             shutil.rmtree(data_dir, ignore_errors=True)
