@@ -115,10 +115,13 @@ class SportsSandbox:
 
 
 def start_sandbox(*arguments: str, timeout: float = START_TIMEOUT_SECONDS) -> SportsSandbox:
-    """Start `python -m sportsproxy.sandbox serve --port 0 *arguments` and wait (bounded) for its ready line."""
+    """Start `python -m sportsproxy.sandbox serve --port 0 *arguments` and wait (bounded) for its ready line.
+
+    The server stops on its own if this process ends without calling `stop()`."""
     control_secret = secrets.token_urlsafe(32)
     stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by SportsSandbox.stop
-    command = [sys.executable, "-m", "sportsproxy.sandbox", "serve", "--port", "0", *arguments]
+    # --stop-with-parent: a test run killed before its teardown leaves no server behind.
+    command = [sys.executable, "-m", "sportsproxy.sandbox", "serve", "--port", "0", "--stop-with-parent", *arguments]
     process = subprocess.Popen(  # noqa: S603 - this interpreter and fixed arguments
         command, stdout=subprocess.PIPE, stderr=stderr, env=_child_environment(control_secret)
     )

@@ -27,6 +27,11 @@ def parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--tier", choices=TIERS, default="growth", help="Tier of the first key's account.")
     serve.add_argument("--env", choices=ENVIRONMENTS, default="test", help="Environment of the first key.")
+    serve.add_argument(
+        "--stop-with-parent",
+        action="store_true",
+        help="Stop when the process that started this one ends (the pytest plugin passes it).",
+    )
     return commands
 
 
@@ -35,7 +40,14 @@ def main(arguments: list[str] | None = None) -> int:
     options = parser().parse_args(arguments)
     from sportsproxy.sandbox.standalone.server import Options, serve
 
-    chosen = Options(host=options.host, port=options.port, data=options.data, tier=options.tier, env=options.env)
+    chosen = Options(
+        host=options.host,
+        port=options.port,
+        data=options.data,
+        tier=options.tier,
+        env=options.env,
+        stop_with_parent=options.stop_with_parent,
+    )
     return serve(chosen, started=started)
 
 

@@ -5,6 +5,11 @@ from __future__ import annotations
 
 import os
 import secrets
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -141,3 +146,26 @@ def test_stop_ends_the_process() -> None:
     sandbox.stop()
     with pytest.raises(ProcessLookupError):
         os.kill(sandbox.pid, 0)  # stopped and reaped
+
+
+ABANDONS_ITS_SANDBOX = """
+import os
+from sportsproxy.testing import start_sandbox
+print(start_sandbox().pid, flush=True)
+os._exit(0)  # as a killed test run ends: no teardown, no stop()
+"""
+
+
+def test_a_sandbox_whose_starter_dies_without_stopping_it_stops_itself() -> None:
+    starter = subprocess.run(  # noqa: S603 - this interpreter and a fixed script
+        [sys.executable, "-c", ABANDONS_ITS_SANDBOX], capture_output=True, text=True, timeout=60, check=True
+    )
+    orphan = int(starter.stdout.strip())
+    deadline = time.monotonic() + 10  # it notices within 0.1 s, and stops within 5 s
+    try:
+        while Path(f"/proc/{orphan}").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not Path(f"/proc/{orphan}").exists(), "the abandoned sandbox is still running"
+    finally:
+        if Path(f"/proc/{orphan}").exists():
+            os.kill(orphan, signal.SIGKILL)

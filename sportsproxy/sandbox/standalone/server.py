@@ -39,6 +39,7 @@ class Options:
     data: Path | None
     tier: str
     env: str
+    stop_with_parent: bool = False
 
 
 def serve(options: Options, *, started: float) -> int:
@@ -61,7 +62,8 @@ def serve(options: Options, *, started: float) -> int:
             return 1
         host, port = listener.getsockname()[:2]
         ready = {"baseUrl": f"http://{_url_host(host)}:{port}", "wsUrl": f"ws://{_url_host(host)}:{port}/sdk/v1/ws"}
-        server = _ReadyServer(_uvicorn_config(), {**ready, "apiKey": api_key}, started)
+        parent = os.getppid() if options.stop_with_parent else None
+        server = _ReadyServer(_uvicorn_config(), {**ready, "apiKey": api_key}, started, parent)
         server.run(sockets=[listener])
     except SystemExit as stop:
         return stop.code if isinstance(stop.code, int) else 0
@@ -114,12 +116,14 @@ def _uvicorn_config() -> uvicorn.Config:
 
 
 class _ReadyServer(uvicorn.Server):
-    """uvicorn's server, which prints the ready line once it accepts connections."""
+    """uvicorn's server, which prints the ready line once it accepts connections, and stops when
+    the process that started it has ended (if `parent` is given: a test run killed mid-way)."""
 
-    def __init__(self, config: uvicorn.Config, ready_line: dict[str, str], started: float) -> None:
+    def __init__(self, config: uvicorn.Config, ready_line: dict[str, str], started: float, parent: int | None) -> None:
         super().__init__(config)
         self._ready_line = ready_line
         self._started = started
+        self._parent = parent
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets=sockets)
@@ -133,6 +137,13 @@ class _ReadyServer(uvicorn.Server):
             self._ready_line["baseUrl"],
             self._ready_line["wsUrl"],
         )
+
+    async def on_tick(self, counter: int) -> bool:
+        """uvicorn asks every 0.1 s whether to stop; an orphan (its parent gone) says yes."""
+        if self._parent is not None and os.getppid() != self._parent:
+            logger.warning("The process that started the sandbox (pid %d) has ended; stopping.", self._parent)
+            return True
+        return await super().on_tick(counter)
 
 
 def _stop_now(signum: int, frame: FrameType | None) -> None:
