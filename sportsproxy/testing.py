@@ -91,11 +91,7 @@ class SportsSandbox:
 
     def stderr_tail(self) -> str:
         """The end of what the server logged (it logs to stderr only)."""
-        self._stderr.flush()
-        self._stderr.seek(0, os.SEEK_END)
-        size = self._stderr.tell()
-        self._stderr.seek(max(0, size - STDERR_TAIL_CHARACTERS))
-        return self._stderr.read().decode(errors="replace")
+        return _tail(self._stderr)
 
     def stop(self) -> None:
         """SIGTERM, then wait (bounded); a server that has not stopped by then is killed."""
@@ -108,7 +104,10 @@ class SportsSandbox:
             response = self._control.post(path, json=payload)
         except httpx.HTTPError as error:
             raise SandboxError(f"The sandbox did not answer {path}: {error}.\n{self.stderr_tail()}") from None
-        answer: dict[str, Any] = response.json()
+        try:
+            answer: dict[str, Any] = response.json()
+        except ValueError:
+            answer = {"message": f"an answer that is not JSON: {response.text[:200]!r}"}
         if response.is_error:
             raise SandboxError(f"The sandbox refused {path} ({response.status_code}): {answer.get('message')}")
         return answer
@@ -129,8 +128,7 @@ def start_sandbox(*arguments: str, timeout: float = START_TIMEOUT_SECONDS) -> Sp
         ready = json.loads(_first_line(process, timeout))
     except (SandboxError, ValueError) as error:
         _stop(process)
-        stderr.seek(0)
-        tail = stderr.read().decode(errors="replace")[-STDERR_TAIL_CHARACTERS:]
+        tail = _tail(stderr)
         stderr.close()
         raise SandboxError(
             f'{error} (It needs the `sandbox` extra: pip install "sports-token-starter[sandbox]".)\n'
@@ -170,6 +168,13 @@ def _first_line(process: subprocess.Popen[bytes], timeout: float) -> str:
                 )
             received += chunk
     return received.split(b"\n", 1)[0].decode()
+
+
+def _tail(log: IO[bytes]) -> str:
+    log.flush()
+    size = log.seek(0, os.SEEK_END)
+    log.seek(max(0, size - STDERR_TAIL_CHARACTERS))
+    return log.read().decode(errors="replace")
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
