@@ -14,7 +14,7 @@ Faithful to the service (docs/service.md describes it):
 Simplified: match data is generated deterministically (live and test sets), the
 "dashboard" is the Django admin, and quotas live in the Django cache.
 
-To extend it, write a method in `methods.py` and register it in `METHODS`; the HTTP
+To extend it, write a method in `rpc/methods.py` and register it in `METHODS`; the HTTP
 view, the WebSocket consumer and the in-process SDK transport all reach it through
-`dispatch.py`, the one place that turns a request into a response envelope.
+`rpc/dispatch.py`, the one place that turns a request into a response envelope.
 """

@@ -62,7 +62,7 @@ def last_used_interval() -> int:
 
 
 def slot_heartbeat() -> float:
-    """Seconds per bucket of the connection and subscription counts (see slots.py)."""
+    """Seconds per bucket of the connection and subscription counts (see accounts/slots.py)."""
     return float(getattr(settings, "SPORTS_SANDBOX_SLOT_HEARTBEAT", 10))
 
 

@@ -407,7 +407,7 @@ class Bench:
         from django.test.utils import CaptureQueriesContext
 
         from sportsproxy import SportsClient
-        from sportsproxy.sandbox.dispatch import handle_http
+        from sportsproxy.sandbox.rpc.dispatch import handle_http
 
         with SportsClient(self.key, base_url=self.upstream.url) as sdk:
             token = sdk.tokens.create(ttl=3600).token

@@ -17,7 +17,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from mintroute import views
-from sportsproxy.sandbox.keys import hash_secret
+from sportsproxy.sandbox.accounts.keys import hash_secret
 from sportsproxy.sandbox.models import ApiKey
 from tests.mintroute.conftest import upstream_calls
 from tests.mintroute.test_authentication import DEVICE

@@ -11,8 +11,8 @@ import pytest
 from django.conf import settings
 from django.test import Client
 
+from sportsproxy.sandbox.accounts.keys import hash_secret
 from sportsproxy.sandbox.clock import ManualClock
-from sportsproxy.sandbox.keys import hash_secret
 from sportsproxy.sandbox.models import ApiKey
 from tests.mintroute.conftest import logged_in_browser, post_token, upstream_calls
 from tests.upstreams import closed_port_url, fake_upstream, http_response
