@@ -79,3 +79,8 @@ def ws_auth_timeout() -> float:
 def event_interval() -> float:
     """Seconds of (sandbox clock) time between simulated match events."""
     return float(getattr(settings, "SPORTS_SANDBOX_EVENT_INTERVAL", 3))
+
+
+def publishes_events() -> bool:
+    """Whether this process publishes the simulated match events (one process is enough with Redis)."""
+    return bool(getattr(settings, "SPORTS_SANDBOX_EVENTS", True))

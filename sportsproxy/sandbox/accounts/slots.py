@@ -1,9 +1,9 @@
 """Per-account counts of open sockets and subscriptions, shared through the Django cache.
 
 Each holder (one socket) counts itself into time buckets of `heartbeat` seconds: the bucket it
-joins in and the one before, then every later bucket when the process's heartbeat task calls
-`refresh_all()`, which makes one cache change per kind and account for all of the process's
-holders. An account's count is the larger of the current and previous bucket. A clean
+joins in and the one before, then every later bucket when the process's heartbeat job
+(realtime/heartbeat.py) calls `refresh_all()`, which makes one cache change per kind and account
+for all of the process's holders. An account's count is the larger of the current and previous bucket. A clean
 `release()` takes the holder out at once, so counts are exact; a holder that dies without
 releasing (a killed worker) is forgotten within two heartbeats.
 """

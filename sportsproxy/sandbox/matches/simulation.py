@@ -1,33 +1,23 @@
 """Sandbox match events: live matches change score and status as (sandbox) time passes.
 
 Time is cut into steps of SPORTS_SANDBOX_EVENT_INTERVAL seconds. Each step changes one
-live match per sport and environment, chosen by a generator seeded with the step, and
-publishes a `match.event` to the group of its environment and sport (see fanout.py). A step is claimed in
-the cache before it is applied, so with a shared cache (Redis) only one process publishes
-it. `run()` drives the steps from a background task while sockets are open; tests call
-`advance()` after moving the sandbox clock.
+live match per sport and environment, chosen by a generator seeded with the step. A step is
+claimed in the cache before it is applied, so with a shared cache (Redis) only one process plays
+it. `due_events()` plays the steps the clock has reached; realtime/publisher.py sends the events
+to the sockets.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
-import logging
 import random
 from dataclasses import dataclass
 from typing import Any
 
-from asgiref.sync import sync_to_async
-from channels.layers import get_channel_layer
-from django.conf import settings
 from django.core.cache import cache
 
 from sportsproxy.sandbox import clock, conf
 from sportsproxy.sandbox.conf import ENVIRONMENTS
 from sportsproxy.sandbox.matches.book import SPORTS, Match, book
-from sportsproxy.sandbox.realtime import fanout, loop_tasks
-
-logger = logging.getLogger(__name__)
 
 MAX_CATCH_UP_STEPS = 3  # after a long pause, publish the latest steps only
 FINISH_CHANCE = 0.1
@@ -91,47 +81,3 @@ def due_events() -> dict[str, list[MatchEvent]]:
             if cache.add(f"sandbox:events:{env}:{number}", True, timeout=3600):
                 due[env].extend(play_step(env, number))
     return due
-
-
-async def advance() -> int:
-    """Publish every due event to its environment's group; returns how many were sent."""
-    due = await sync_to_async(due_events)()
-    layer = get_channel_layer()
-    if layer is None:
-        raise RuntimeError("No channel layer: set CHANNEL_LAYERS (config/settings.py does).")
-    sent = 0
-    for env, events in due.items():
-        for event in events:
-            sport = event.match["sport"]
-            message = fanout.event_message(env, event.kind, json.dumps(event.match), sport)
-            await layer.group_send(message["group"], message)
-            sent += 1
-    return sent
-
-
-_task: asyncio.Task[None] | None = None
-_sockets = 0
-
-
-async def run() -> None:
-    """Advance every tick while any socket of this process is open."""
-    while _sockets > 0:
-        try:
-            await advance()
-        except Exception:
-            logger.exception("Sandbox event simulation failed a step; it will try the next one")
-        await asyncio.sleep(conf.ws_tick())
-
-
-def socket_opened() -> None:
-    """Count a socket in; start the simulation in this event loop if it is not running."""
-    global _sockets, _task
-    _sockets += 1
-    if not getattr(settings, "SPORTS_SANDBOX_EVENTS", True):
-        return  # another process publishes the events (SPORTS_SANDBOX_EVENTS=0 here)
-    _task = loop_tasks.running(_task, run)
-
-
-def socket_closed() -> None:
-    global _sockets
-    _sockets = max(0, _sockets - 1)

@@ -22,8 +22,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 
 from sportsproxy.sandbox import conf
 from sportsproxy.sandbox.errors import unauthorized
-from sportsproxy.sandbox.matches import simulation
-from sportsproxy.sandbox.realtime import fanout, heartbeat, moments, revocation
+from sportsproxy.sandbox.realtime import fanout, heartbeat, moments, publisher, revocation
 from sportsproxy.sandbox.realtime.sockets import AUTH_EXPIRED, AUTH_REVOKED, CLOSE_UNAUTHORIZED, PING, SocketSession
 from sportsproxy.sandbox.rpc.envelope import error_response
 
@@ -33,6 +32,8 @@ NO_CHANNEL_OF_ITS_OWN = "none"  # an alias with no layer: get_channel_layer() an
 MAX_BACKLOG = 1_000
 CLOSE_BACKLOG = 4008
 CLOSE_INTERNAL_ERROR = 1011
+# The process's jobs that run while any of its sockets is open.
+JOBS = (publisher.job, heartbeat.job)
 
 
 class SandboxConsumer(AsyncWebsocketConsumer):
@@ -55,8 +56,8 @@ class SandboxConsumer(AsyncWebsocketConsumer):
         await self.accept()
         self._writer = asyncio.create_task(self._write())
         moments.schedule(self)
-        simulation.socket_opened()
-        heartbeat.socket_opened()
+        for job in JOBS:
+            job.socket_opened()
 
     async def disconnect(self, code: int) -> None:
         self._closing = True
@@ -65,8 +66,8 @@ class SandboxConsumer(AsyncWebsocketConsumer):
         if self._writer is not None:
             self._writer.cancel()
         await self._follow(frozenset())
-        simulation.socket_closed()
-        heartbeat.socket_closed()
+        for job in JOBS:
+            job.socket_closed()
         await database_sync_to_async(self.session.close)()
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
