@@ -40,7 +40,7 @@ FLOOR_BOUND_SECONDS = 4.0
 
 def route_versus_gthread(bench: Bench) -> None:
     """The contract's row, and the plain view under uvicorn measured in the same rounds."""
-    from tests.bench.run_bench import ROUNDS, SECONDS, UVICORN
+    from tests.bench.run_bench import ROUNDS, SECONDS, UVICORN, cpu_seconds
 
     why_not = wrk.missing()
     if why_not is not None:
@@ -48,6 +48,7 @@ def route_versus_gthread(bench: Bench) -> None:
         return
     script = bench.fresh_mint_script()
     loads: dict[str, list[wrk.Load]] = {"async": [], "sync": [], "gthread": []}
+    cpu_ms: dict[str, list[float]] = {name: [] for name in loads}  # the worker's CPU per request, each round
     with ExitStack() as running:
         upstream = _upstream(running, bench, UPSTREAM_DELAY)
         site = _site(running, bench, upstream, UVICORN)
@@ -55,18 +56,22 @@ def route_versus_gthread(bench: Bench) -> None:
         targets = {"async": site.url + ROUTE, "sync": site.url + SYNC_VIEW, "gthread": peer.url + ROUTE}
         for url in targets.values():  # imports, pools and threads exist before the rounds
             wrk.run(url, seconds=WARM_UP_SECONDS, connections=CONNECTIONS, script=script)
+        workers = {"async": site, "sync": site, "gthread": peer}
         for number in range(ROUNDS * 2):
             for name in list(targets) if number % 2 == 0 else reversed(targets):
-                loads[name].append(wrk.run(targets[name], seconds=SECONDS, connections=CONNECTIONS, script=script))
+                before = cpu_seconds(workers[name].process.pid)
+                load = wrk.run(targets[name], seconds=SECONDS, connections=CONNECTIONS, script=script)
+                loads[name].append(load)
+                cpu_ms[name].append(1000 * (cpu_seconds(workers[name].process.pid) - before) / max(load.requests, 1))
     peer_rate = statistics.median(load.rate for load in loads["gthread"])
     for name, measure, target in (
         ("async", f"ASGI: {ROUTE} (async entry), 1 uvicorn worker vs 1 gunicorn gthread worker", ">= 1.0, 0 failed"),
         ("sync", "ASGI, same rounds: the plain view forced under 1 uvicorn worker vs the same peer", "for the record"),
     ):
         rate = statistics.median(load.rate for load in loads[name])
-        failed = sum(load.failed for load in loads[name] + loads["gthread"])
-        value = f"{rate:.0f} / {peer_rate:.0f} req/s = {rate / peer_rate:.3f}; {_describe(loads[name])} vs "
-        value += f"{_describe(loads['gthread'])}; {failed} failed"
+        value = f"{rate:.0f} / {peer_rate:.0f} req/s = {rate / peer_rate:.3f}; "
+        value += f"{_describe(loads[name], cpu_ms[name])} vs {_describe(loads['gthread'], cpu_ms['gthread'])}"
+        failed = sum(load.failed for load in loads[name])
         met = rate / peer_rate >= 1.0 and failed == 0 if name == "async" else None
         bench.row(measure, value, target, met)
 
@@ -153,9 +158,11 @@ def _threads(pid: int) -> int:
     return process_status(pid, "Threads")
 
 
-def _describe(loads: list[wrk.Load]) -> str:
-    """Spread of the rates over the rounds, and the median p50/p99 latency."""
+def _describe(loads: list[wrk.Load], cpu_ms: list[float]) -> str:
+    """Spread of the rates over the rounds, median p50/p99 latency, median CPU of the worker per request,
+    and the requests that got no 2xx (a status, or a socket error wrk counted)."""
     rates = [load.rate for load in loads]
     p50 = statistics.median(load.p50_ms for load in loads)
     p99 = statistics.median(load.p99_ms for load in loads)
-    return f"[{min(rates):.0f}-{max(rates):.0f}] p50/p99 {p50:.0f}/{p99:.0f} ms"
+    cpu, failed = statistics.median(cpu_ms), sum(load.failed for load in loads)
+    return f"[{min(rates):.0f}-{max(rates):.0f}] p50/p99 {p50:.0f}/{p99:.0f} ms, CPU {cpu:.1f} ms/req, {failed} failed"
