@@ -13,14 +13,20 @@ import pytest
 
 from sportsproxy.sandbox.keys import hash_secret, issue_key
 from sportsproxy.sandbox.models import Account, ApiKey
-from tests.standalone.foreign_site import PROJECT_ROOT, base_dependencies, build_wheel, make_venv
+from tests.standalone.foreign_site import PROJECT_ROOT, base_dependencies, build_wheel, clean_checkout, make_venv
 
 COPIED_FOLDERS = ("mintroute", "sportsproxy")
 
 
 @pytest.fixture(scope="session")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_wheel(tmp_path_factory.mktemp("wheel"))
+def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This project as a fresh clone has it, outside the repository."""
+    return clean_checkout(tmp_path_factory.mktemp("checkout"))
+
+
+@pytest.fixture(scope="session")
+def wheel(checkout: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_wheel(checkout, tmp_path_factory.mktemp("wheel"))
 
 
 @pytest.fixture(scope="session")
