@@ -13,7 +13,8 @@ demo: install
 	$(PY) manage.py runserver $(HOST)
 
 # Production: settings from the environment (docs/deploy.md); gunicorn for HTTP on $(HOST), and
-# uvicorn for the sandbox's WebSocket when it is mounted (config/serve.py).
+# uvicorn for the sandbox's WebSocket when it is mounted (config/serve.py). config/serve.py runs
+# `check --deploy` first and refuses to start, exit 1, on any error (docs/settings.md lists the ids).
 serve: install
 	$(PY) manage.py migrate --no-input
 	$(PY) manage.py collectstatic --no-input --verbosity 0
@@ -47,8 +48,10 @@ jstest:
 	node --test --test-timeout=30000 tests/js/
 
 # The browser client's .d.ts and a usage example, compiled by the pinned TypeScript (tests/types/).
+# The .d.ts twice: with the DOM library (a web page) and without it (React Native, "lib": ["es2022"]).
 typecheck: tests/types/node_modules/.installed
 	tests/types/node_modules/.bin/tsc -p tests/types
+	tests/types/node_modules/.bin/tsc -p tests/types/tsconfig.no-dom.json
 
 tests/types/node_modules/.installed: tests/types/package.json tests/types/package-lock.json
 	npm ci --prefix tests/types --no-audit --no-fund --loglevel=error

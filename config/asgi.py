@@ -19,5 +19,5 @@ if settings.SPORTS_SANDBOX:
     websocket_routes = websocket_urlpatterns
 
 # No AllowedHostsOriginValidator: the socket authenticates by its first frame, and must
-# accept servers that send no Origin as well as browsers of any origin (docs/protocol.md).
+# accept servers that send no Origin as well as browsers of any origin (docs/service.md).
 application = ProtocolTypeRouter({"http": django_application, "websocket": URLRouter(websocket_routes)})

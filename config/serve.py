@@ -6,6 +6,8 @@
   processes. The page learns the address from `SPORTS_PUBLIC_WS_URL`, which is set for it when
   the environment does not.
 
+Before either starts, the deploy checks run (`manage.py check --deploy`): any error, such as
+a per-process rate-limit cache or a weak secret, refuses the start with its id and its fix.
 The two run side by side; SIGTERM or SIGINT stops both, and either one ending stops the other.
 """
 
@@ -18,6 +20,8 @@ import sys
 import time
 from pathlib import Path
 from types import FrameType
+
+from sportsproxy.sandbox.conf import MAX_BODY_BYTES as MAX_MESSAGE_BYTES
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_HOST = "127.0.0.1:8000"
@@ -42,8 +46,11 @@ def socket_command(address: str, environment: dict[str, str]) -> list[str]:
     proxies = environment.get("FORWARDED_ALLOW_IPS") or "127.0.0.1"
     command = [sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", host, "--port", port]
     command += ["--workers", workers, "--proxy-headers", "--forwarded-allow-ips", proxies, "--lifespan", "off"]
-    # Per-message deflate would compress every event frame once per subscriber (docs/protocol.md).
+    # Per-message deflate would compress every event frame once per subscriber (docs/service.md).
     command += ["--ws", "websockets-sansio", "--ws-per-message-deflate", "false"]
+    # A frame over the service's message size is refused (close 1009) from its header, before its
+    # payload is read: uvicorn's default would buffer 16 MiB per frame, even before `auth`.
+    command += ["--ws-max-size", str(MAX_MESSAGE_BYTES)]
     command += ["--timeout-graceful-shutdown", "5", "--log-level", "warning"]
     return command
 
@@ -85,16 +92,33 @@ def run(processes: list[tuple[list[str], dict[str, str]]]) -> int:
     return code
 
 
-def main() -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    from django.conf import settings
+def refusal() -> str | None:
+    """Why this environment must not serve (the deploy checks' errors, each with its id and fix), or None."""
+    import django
     from django.core.exceptions import ImproperlyConfigured
+    from django.core.management import call_command
+    from django.core.management.base import SystemCheckError
 
     try:
-        sandbox = bool(settings.SPORTS_SANDBOX)
+        django.setup()
+        # Warnings are printed and served anyway; an error (a per-process rate-limit cache, a weak
+        # secret, ...) stops the start, since every worker would serve it.
+        call_command("check", deploy=True, fail_level="ERROR")
     except ImproperlyConfigured as error:  # the settings say what is missing and how to set it
-        sys.exit(f"make serve: {error}")
-    sys.exit(run(plan(dict(os.environ), sandbox=sandbox)))
+        return str(error)
+    except SystemCheckError as error:
+        return f"fix the errors below and start again.\n{error}"
+    return None
+
+
+def main() -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    reason = refusal()
+    if reason is not None:
+        sys.exit(f"make serve refuses to start: {reason}")
+    from django.conf import settings
+
+    sys.exit(run(plan(dict(os.environ), sandbox=bool(settings.SPORTS_SANDBOX))))
 
 
 if __name__ == "__main__":

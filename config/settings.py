@@ -2,7 +2,7 @@
 
 Every value comes from an environment variable (or the optional `.env` file next to
 manage.py) with a default that runs the whole project offline: SQLite, an in-memory
-cache and the embedded sandbox service. docs/protocol.md and the README list them.
+cache and the embedded sandbox service. docs/settings.md lists them.
 """
 
 from __future__ import annotations
@@ -43,6 +43,10 @@ if not SECRET_KEY:
             "DJANGO_SECRET_KEY is not set. Set it to a long random value when DJANGO_DEBUG is off."
         )
     SECRET_KEY = get_random_secret_key()
+
+# Check ids to waive, e.g. mintroute.E006 for a site that knows it runs one process. `make serve`
+# refuses to start on any deploy check's error that is not listed here.
+SILENCED_SYSTEM_CHECKS = env.list("DJANGO_SILENCED_SYSTEM_CHECKS", default=[])
 
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
@@ -85,6 +89,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "config.demo.mode.demo_mode",  # the login page's demo hint, shown only in the demo
             ],
         },
     },

@@ -7,4 +7,55 @@ INSTALLED_APPS, `path("", include("mintroute.urls"))`, and SPORTS_API_KEY and SP
 in settings (README: "Add the mint route to an existing Django site").
 
 It also ships the browser client as static files: `{% static "sports/sports-client.js" %}`.
+
+    mintroute/views.py      the two entries (WSGI, ASGI); urls.py picks one per request
+    mintroute/admission.py  the rules before a mint: method, authentication, permission, limit, body
+    mintroute/minting.py    tokens.create upstream, and its failures as the route's answers
+    mintroute/reuse.py      the token remembered for one login (a signed cookie)
+    mintroute/conf.py       the settings and their problems (checks.py reports them)
+
+The names below are the route's public surface for your own views (loaded on first use, so that
+importing the package loads nothing else).
 """
+
+from __future__ import annotations
+
+import importlib
+import typing
+
+if typing.TYPE_CHECKING:
+    from mintroute.client_ip import client_ip
+    from mintroute.errors import RouteError
+    from mintroute.minting import amint_upstream, mint_upstream
+    from mintroute.ratelimits import enforce_rate_limit
+    from mintroute.reuse import login_of, remembered_token
+
+__all__ = [
+    "RouteError",
+    "amint_upstream",
+    "client_ip",
+    "enforce_rate_limit",
+    "login_of",
+    "mint_upstream",
+    "remembered_token",
+]
+
+_HOMES = {
+    "RouteError": "mintroute.errors",
+    "amint_upstream": "mintroute.minting",
+    "client_ip": "mintroute.client_ip",
+    "enforce_rate_limit": "mintroute.ratelimits",
+    "login_of": "mintroute.reuse",
+    "mint_upstream": "mintroute.minting",
+    "remembered_token": "mintroute.reuse",
+}
+
+
+def __getattr__(name: str) -> typing.Any:
+    if name in _HOMES:
+        return getattr(importlib.import_module(_HOMES[name]), name)
+    raise AttributeError(f"module 'mintroute' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_HOMES))

@@ -1,24 +1,20 @@
-"""Session authentication that says 401 to strangers and names CSRF failures."""
+"""The route's default authentication: the Django session, with CSRF, answering 401 to strangers.
+
+SPORTS_TOKEN_AUTHENTICATION lists DRF authentication classes by dotted path; this one is the
+default, `"mintroute.authentication.SessionAuthentication"`. A mobile backend lists
+`"rest_framework.authentication.TokenAuthentication"` (or simplejwt's `JWTAuthentication`) alone or
+beside it; a request authenticated by a class that does not read the session needs no CSRF token.
+"""
 
 from __future__ import annotations
 
-from rest_framework import exceptions
-from rest_framework.authentication import SessionAuthentication
+from rest_framework import authentication
 from rest_framework.request import Request
 
-from mintroute.errors import CsrfFailed
 
-
-class SessionAuthentication401(SessionAuthentication):
-    """DRF's session authentication (CSRF enforced for logged-in users), with two changes:
-    a `WWW-Authenticate` challenge, so anonymous callers get 401 rather than 403, and CSRF
-    failures raised as `CsrfFailed` so they answer `csrf_failed`."""
+class SessionAuthentication(authentication.SessionAuthentication):
+    """DRF's session authentication (CSRF enforced for logged-in users) with a `WWW-Authenticate`
+    challenge, so that a request nobody authenticates is answered 401, not 403 (DRF's rule)."""
 
     def authenticate_header(self, request: Request) -> str:
         return "Session"
-
-    def enforce_csrf(self, request: Request) -> None:
-        try:
-            super().enforce_csrf(request)
-        except exceptions.PermissionDenied as refusal:
-            raise CsrfFailed(refusal.detail) from None

@@ -6,7 +6,6 @@ import json
 from collections.abc import Mapping
 from typing import IO, Any
 
-from rest_framework import status
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
@@ -36,10 +35,8 @@ class TokenRequestParser(JSONParser):
 def reason_of(data: Any) -> str | None:
     """The optional `reason` member; 400 `bad_request` unless the body is a JSON object."""
     if not isinstance(data, dict):
-        raise RouteError(
-            status.HTTP_400_BAD_REQUEST, "bad_request", 'The body must be a JSON object such as {"reason": "refresh"}.'
-        )
+        raise RouteError(400, "bad_request", 'The body must be a JSON object such as {"reason": "refresh"}.')
     reason = data.get("reason")
     if reason is not None and reason not in REASONS:
-        raise RouteError(status.HTTP_400_BAD_REQUEST, "bad_request", f"reason must be one of: {', '.join(REASONS)}.")
+        raise RouteError(400, "bad_request", f"reason must be one of: {', '.join(REASONS)}.")
     return reason

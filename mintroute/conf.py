@@ -1,40 +1,135 @@
-"""The mint route's settings, read at call time (so `override_settings` applies in tests).
+"""The mint route's settings: one reader per setting, read at call time (so `override_settings`
+applies), and `problems()`, the one list of what is wrong with them.
 
-Each function below reads one setting and names its default; docs/settings.md is the
-reference for every setting of the project.
+`manage.py check` reports that list (checks.py); at run time each reader raises SettingsError with
+the same sentence, so a site that skipped `check` still gets a clear answer, never a 500.
+docs/settings.md is the reference for every setting of the project.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from functools import cache
+from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest
 from django.utils.module_loading import import_string
+from django_ratelimit.core import rate_re
 
+from sportsproxy.client import validate_ttl
+from sportsproxy.django.problems import Problem, SettingsError
 from sportsproxy.service import TTL_DEFAULT, TTL_MAX, TTL_MIN
 
 Permission = Callable[[HttpRequest], bool]
 
+DEFAULT_RATE = "10/m"
+DEFAULT_PERMISSION = "mintroute.permissions.is_active_user"
+DEFAULT_AUTHENTICATION = ("mintroute.authentication.SessionAuthentication",)
+
+TTL = Problem(
+    "mintroute.E001",
+    "SPORTS_TOKEN_TTL",
+    f"SPORTS_TOKEN_TTL must be an integer from {TTL_MIN} to {TTL_MAX} seconds.",
+    f"{TTL_DEFAULT} (ten minutes) is a balanced default; the browser refreshes before expiry.",
+)
+RATE = Problem(
+    "mintroute.E002",
+    "SPORTS_TOKEN_RATE",
+    "SPORTS_TOKEN_RATE is not a django-ratelimit rate.",
+    'Write it as count/period, e.g. "10/m", "100/h" or "5/10s".',
+)
+PERMISSION = Problem(
+    "mintroute.E003",
+    "SPORTS_TOKEN_PERMISSION",
+    "SPORTS_TOKEN_PERMISSION is not a callable (request) -> bool, or its dotted path does not import.",
+    "Use e.g. 'myapp.permissions.can_use_sports_data', or remove the setting for any active user.",
+)
+PROXIES = Problem(
+    "mintroute.E004",
+    "SPORTS_TRUSTED_PROXY_COUNT",
+    "SPORTS_TRUSTED_PROXY_COUNT must be a whole number (0 when Django faces clients directly).",
+    "Set it to the number of proxies in front of Django that append to X-Forwarded-For.",
+)
+AUTHENTICATION = Problem(
+    "mintroute.E005",
+    "SPORTS_TOKEN_AUTHENTICATION",
+    "SPORTS_TOKEN_AUTHENTICATION must be a list of dotted paths of DRF authentication classes that import.",
+    'For example ["mintroute.authentication.SessionAuthentication", '
+    '"rest_framework.authentication.TokenAuthentication"].',
+)
+
 
 def token_ttl() -> int:
-    """SPORTS_TOKEN_TTL: ImproperlyConfigured unless it is a whole number of seconds in the service's bounds."""
-    ttl = getattr(settings, "SPORTS_TOKEN_TTL", TTL_DEFAULT)
-    if type(ttl) is not int or not TTL_MIN <= ttl <= TTL_MAX:
-        raise ImproperlyConfigured(f"SPORTS_TOKEN_TTL must be an integer from {TTL_MIN} to {TTL_MAX} seconds.")
-    return ttl
+    """SPORTS_TOKEN_TTL: whole seconds within the service's bounds (the SDK owns the rule)."""
+    try:
+        return validate_ttl(getattr(settings, "SPORTS_TOKEN_TTL", TTL_DEFAULT))
+    except ValueError:
+        raise SettingsError(TTL) from None
 
 
 def token_rate() -> str:
-    return str(getattr(settings, "SPORTS_TOKEN_RATE", "10/m"))
+    """SPORTS_TOKEN_RATE: the django-ratelimit rate applied per user and per client IP."""
+    rate = getattr(settings, "SPORTS_TOKEN_RATE", DEFAULT_RATE)
+    if not isinstance(rate, str) or not rate_re.fullmatch(rate):
+        raise SettingsError(RATE)
+    return rate
 
 
 def permission() -> Permission:
-    hook = getattr(settings, "SPORTS_TOKEN_PERMISSION", "mintroute.permissions.is_active_user")
-    resolved: Permission = import_string(hook) if isinstance(hook, str) else hook
-    return resolved
+    """SPORTS_TOKEN_PERMISSION: a callable, or the dotted path of one."""
+    hook = getattr(settings, "SPORTS_TOKEN_PERMISSION", DEFAULT_PERMISSION)
+    try:
+        resolved = import_string(hook) if isinstance(hook, str) else hook
+    except ImportError:
+        raise SettingsError(PERMISSION) from None
+    if not callable(resolved):
+        raise SettingsError(PERMISSION)
+    return resolved  # type: ignore[no-any-return]
 
 
 def trusted_proxy_count() -> int:
-    return int(getattr(settings, "SPORTS_TRUSTED_PROXY_COUNT", 0))
+    """SPORTS_TRUSTED_PROXY_COUNT: how many proxies append to X-Forwarded-For."""
+    raw = getattr(settings, "SPORTS_TRUSTED_PROXY_COUNT", 0)
+    try:
+        count = int(raw)
+    except (TypeError, ValueError):
+        raise SettingsError(PROXIES) from None
+    if count < 0 or isinstance(raw, bool | float):
+        raise SettingsError(PROXIES)
+    return count
+
+
+def authentication_classes() -> tuple[type[Any], ...]:
+    """SPORTS_TOKEN_AUTHENTICATION: the DRF authentication classes, imported once per list."""
+    paths = getattr(settings, "SPORTS_TOKEN_AUTHENTICATION", DEFAULT_AUTHENTICATION)
+    if isinstance(paths, str) or not isinstance(paths, Sequence) or not paths:
+        raise SettingsError(AUTHENTICATION)
+    if not all(isinstance(path, str) for path in paths):
+        raise SettingsError(AUTHENTICATION)
+    return _import_classes(tuple(paths))
+
+
+@cache
+def _import_classes(paths: tuple[str, ...]) -> tuple[type[Any], ...]:
+    try:
+        classes = tuple(import_string(path) for path in paths)
+    except ImportError:
+        raise SettingsError(AUTHENTICATION) from None
+    if not all(isinstance(cls, type) and callable(getattr(cls, "authenticate", None)) for cls in classes):
+        raise SettingsError(AUTHENTICATION)
+    return classes
+
+
+READERS = (token_ttl, token_rate, permission, trusted_proxy_count, authentication_classes)
+
+
+def problems() -> list[Problem]:
+    """Every wrong setting of the route, in the order of READERS."""
+    found = []
+    for read in READERS:
+        try:
+            read()
+        except SettingsError as error:
+            found.append(error.problem)
+    return found

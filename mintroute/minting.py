@@ -1,106 +1,44 @@
-"""The decision behind the route: reuse the session's token, or mint one upstream.
+"""Minting upstream: `tokens.create` with the server's key through the shared SDK client, with
+the service's failures turned into the route's answers (502, 503, 504). The sync and the async
+entry of the route call the twin functions below; both map failures with `upstream_failure`.
 
-`mint_for(request, reason)` is what the view calls; everything about the upstream
-service goes through the shared SDK client.
+During a key rotation, a refusal of SPORTS_API_KEY is retried once with SPORTS_API_KEY_PREVIOUS.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from typing import Any
+import math
 
-from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
-from django.http import HttpRequest, HttpResponseBase
 from django.views.decorators.debug import sensitive_variables
-from rest_framework import status
 
-from mintroute import conf
 from mintroute.errors import RouteError
-from sportsproxy.django.checks import SettingsError
-from sportsproxy.django.shared import get_client, get_previous_client
-from sportsproxy.errors import SportsAPIError, SportsError, SportsTimeout, SportsUnavailable, UnauthorizedError
+from sportsproxy.django.problems import SettingsError
+from sportsproxy.django.shared import (
+    get_async_client,
+    get_client,
+    get_previous_async_client,
+    get_previous_client,
+)
+from sportsproxy.errors import (
+    RateLimitedError,
+    SportsAPIError,
+    SportsError,
+    SportsTimeout,
+    SportsUnavailable,
+    UnauthorizedError,
+)
 from sportsproxy.responses import TokenResponse
 
 logger = logging.getLogger(__name__)
 
-# The last minted token is remembered in a signed, HttpOnly cookie bound to the user, not in
-# the session: reusing it then costs no database write and no cache operation.
-TOKEN_COOKIE = "sports_token"  # noqa: S105 - a cookie name, not a secret
-TOKEN_COOKIE_SALT = "mintroute.token"  # noqa: S105 - a namespace for the signature
-
-now: Callable[[], datetime] = lambda: datetime.now(UTC)  # noqa: E731 - replaced by tests to move time
-
-
-@dataclass(frozen=True)
-class Minting:
-    body: dict[str, str]  # the answer: {"token", "expiresAt"}
-    minted_ttl: int | None  # set when the token is new and should be remembered
-
-
-def mint_for(request: HttpRequest, reason: str | None) -> Minting:
-    """The browser's last token while more than half its life is left, else a newly minted one.
-
-    `reason: "unauthorized"` (the browser's token was refused) always mints afresh.
-    """
-    if reason != "unauthorized":
-        stored = remembered_token(request)
-        if stored is not None and _more_than_half_left(stored):
-            return Minting({"token": stored["token"], "expiresAt": stored["expiresAt"]}, None)
-    try:
-        ttl = conf.token_ttl()
-    except ImproperlyConfigured as error:
-        raise _misconfigured(error) from None
-    return Minting(mint_upstream(ttl).as_json(), ttl)
-
-
-def remember_token(response: HttpResponseBase, request: HttpRequest, minting: Minting) -> None:
-    """Store a newly minted token for reuse by this browser's next calls (any tab)."""
-    if minting.minted_ttl is None:
-        return
-    record = {**minting.body, "ttl": minting.minted_ttl, "user": request.user.pk}
-    response.set_signed_cookie(
-        TOKEN_COOKIE,
-        json.dumps(record),
-        salt=TOKEN_COOKIE_SALT,
-        max_age=minting.minted_ttl,
-        secure=settings.SESSION_COOKIE_SECURE,
-        httponly=True,
-        samesite="Strict",
-    )
-
-
-def remembered_token(request: HttpRequest) -> dict[str, Any] | None:
-    """The token this browser was last given, if the cookie is intact and belongs to this user."""
-    raw = request.get_signed_cookie(TOKEN_COOKIE, default=None, salt=TOKEN_COOKIE_SALT)
-    try:
-        stored = json.loads(raw) if raw else None
-    except ValueError:
-        return None
-    if not isinstance(stored, dict) or stored.get("user") != request.user.pk:
-        return None
-    return stored
-
-
-def _more_than_half_left(stored: dict[str, Any]) -> bool:
-    try:
-        expires_at = datetime.fromisoformat(stored["expiresAt"])
-        half_life = timedelta(seconds=stored["ttl"] / 2)
-    except (TypeError, KeyError, ValueError):
-        return False
-    return expires_at - now() > half_life
+DEFAULT_UPSTREAM_WAIT = 60  # seconds to wait when the service says rate_limited without retryAfter
 
 
 @sensitive_variables()
 def mint_upstream(ttl: int) -> TokenResponse:
-    """`tokens.create` with the server's key; SDK errors become the route's 502/503/504 answers.
-
-    During a key rotation, a refusal of SPORTS_API_KEY is retried once with SPORTS_API_KEY_PREVIOUS.
-    """
+    """A new token of `ttl` seconds; RouteError when the service or the settings cannot give one."""
     try:
         try:
             return get_client().tokens.create(ttl=ttl)
@@ -108,51 +46,81 @@ def mint_upstream(ttl: int) -> TokenResponse:
             previous = get_previous_client()
             if previous is None:
                 raise
-            logger.warning(
-                "Key rotation: SPORTS_API_KEY was refused, minted with SPORTS_API_KEY_PREVIOUS instead. "
-                "Check that the new key is active before revoking the old one."
-            )
+            _log_rotation()
             return previous.tokens.create(ttl=ttl)
     except ImproperlyConfigured as error:
-        raise _misconfigured(error) from None
+        raise misconfigured(error) from None
     except SportsError as error:
-        raise _upstream_failure(error) from None
+        raise upstream_failure(error) from None
 
 
-def _misconfigured(error: ImproperlyConfigured) -> RouteError:
-    """A site whose settings cannot mint: a clear 502 (never a 500), logged; `manage.py check` says the same."""
-    logger.error("Cannot mint: %s", error)
-    key_problem = isinstance(error, SettingsError) and error.problem.setting.startswith("SPORTS_API_KEY")
-    return RouteError(
-        status.HTTP_502_BAD_GATEWAY, "upstream_unauthorized" if key_problem else "upstream_error", str(error)
+@sensitive_variables()
+async def amint_upstream(ttl: int) -> TokenResponse:
+    """mint_upstream's async twin, on the running loop's client: no thread waits for the service."""
+    try:
+        try:
+            return await get_async_client().tokens.create(ttl=ttl)
+        except UnauthorizedError:
+            previous = get_previous_async_client()
+            if previous is None:
+                raise
+            _log_rotation()
+            return await previous.tokens.create(ttl=ttl)
+    except ImproperlyConfigured as error:
+        raise misconfigured(error) from None
+    except SportsError as error:
+        raise upstream_failure(error) from None
+
+
+def _log_rotation() -> None:
+    logger.warning(
+        "Key rotation: SPORTS_API_KEY was refused, minted with SPORTS_API_KEY_PREVIOUS instead. "
+        "Check that the new key is active before revoking the old one."
     )
 
 
-def _upstream_failure(error: SportsError) -> RouteError:
+def misconfigured(error: ImproperlyConfigured) -> RouteError:
+    """A site whose settings cannot mint: a clear 502 (never a 500), logged; `manage.py check` says the same."""
+    logger.error("Cannot mint: %s", error)
+    key_problem = isinstance(error, SettingsError) and error.problem.setting.startswith("SPORTS_API_KEY")
+    return RouteError(502, "upstream_unauthorized" if key_problem else "upstream_error", str(error))
+
+
+def upstream_failure(error: SportsError) -> RouteError:
+    """The route's answer to a failed `tokens.create`."""
     code = error.code if isinstance(error, SportsAPIError) else type(error).__name__
     logger.warning("Mint failed upstream: %s (request id %s): %s", code, error.request_id, error.message)
     if isinstance(error, UnauthorizedError):
         return RouteError(
-            status.HTTP_502_BAD_GATEWAY,
+            502,
             "upstream_unauthorized",
             "The sports service refused this site's API key (unknown or revoked). "
             "Set SPORTS_API_KEY to an active key from the dashboard.",
         )
+    if isinstance(error, RateLimitedError):
+        wait = _whole_seconds(error.retry_after)
+        return RouteError(
+            503,
+            "upstream_rate_limited",
+            f"The sports service says this site's quota or limits are spent. Retry in {wait} s.",
+            {"Retry-After": str(wait)},
+        )
     if isinstance(error, SportsTimeout):
         return RouteError(
-            status.HTTP_504_GATEWAY_TIMEOUT,
-            "upstream_timeout",
-            "The sports service did not answer within SPORTS_TIMEOUT. Retry shortly.",
+            504, "upstream_timeout", "The sports service did not answer within SPORTS_TIMEOUT. Retry shortly."
         )
     if isinstance(error, SportsUnavailable):
         return RouteError(
-            status.HTTP_503_SERVICE_UNAVAILABLE,
+            503,
             "upstream_unavailable",
             "The sports service could not be reached. Check SPORTS_BASE_URL and retry shortly.",
             {"Retry-After": "5"},
         )
-    return RouteError(
-        status.HTTP_502_BAD_GATEWAY,
-        "upstream_error",
-        f"The sports service answered with an error ({code}) instead of a token.",
-    )
+    return RouteError(502, "upstream_error", f"The sports service answered with an error ({code}) instead of a token.")
+
+
+def _whole_seconds(retry_after: float | None) -> int:
+    """The service's retryAfter rounded up to whole seconds; DEFAULT_UPSTREAM_WAIT when absent or absurd."""
+    if retry_after is None or isinstance(retry_after, bool) or not math.isfinite(retry_after) or retry_after < 0:
+        return DEFAULT_UPSTREAM_WAIT
+    return math.ceil(retry_after)

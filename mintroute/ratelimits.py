@@ -7,27 +7,16 @@ without a limit, because an unthrottled mint route lets a scraper spend the acco
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from django.http import HttpRequest
 from django_ratelimit.core import get_usage
-from rest_framework import status
 
 from mintroute import conf
 from mintroute.client_ip import client_ip
 from mintroute.errors import RouteError
 
 logger = logging.getLogger(__name__)
-
-
-def _user_key(group: str, request: HttpRequest) -> str:
-    return str(request.user.pk)
-
-
-def _ip_key(group: str, request: HttpRequest) -> str:
-    return client_ip(request)
-
-
-SCOPES = {"user": _user_key, "client IP": _ip_key}
 
 
 def enforce_rate_limit(request: HttpRequest, *, group: str = "mintroute", counted: str = "token requests") -> None:
@@ -37,10 +26,12 @@ def enforce_rate_limit(request: HttpRequest, *, group: str = "mintroute", counte
     of its own (the demo's server-rendered panel does); `counted` names what the 429 counts.
     """
     rate = conf.token_rate()
+    # Read before the store is touched, so a wrong setting is not mistaken for a store failure.
+    scopes = {"user": str(request.user.pk), "client IP": client_ip(request)}
     waits: dict[str, int] = {}
-    for scope, key in SCOPES.items():
+    for scope, value in scopes.items():
         try:
-            usage = get_usage(request, group=f"{group}:{scope}", key=key, rate=rate, increment=True)
+            usage = get_usage(request, group=f"{group}:{scope}", key=_constant(value), rate=rate, increment=True)
         except Exception:
             logger.exception("Rate-limit store unreachable; refusing to mint without a limit")
             raise _store_unavailable() from None
@@ -55,16 +46,20 @@ def enforce_rate_limit(request: HttpRequest, *, group: str = "mintroute", counte
     if waits:
         scope, wait = max(waits.items(), key=lambda item: item[1])
         raise RouteError(
-            status.HTTP_429_TOO_MANY_REQUESTS,
+            429,
             "rate_limited",
             f"Too many {counted} for this {scope} (limit {rate}). Retry in {wait} s.",
             {"Retry-After": str(wait)},
         )
 
 
+def _constant(value: str) -> Callable[[str, HttpRequest], str]:
+    return lambda group, request: value
+
+
 def _store_unavailable() -> RouteError:
     return RouteError(
-        status.HTTP_503_SERVICE_UNAVAILABLE,
+        503,
         "rate_limit_unavailable",
         "The rate-limit store (the Django cache) is unreachable, so nothing is sent upstream. Retry shortly.",
         {"Retry-After": "5"},

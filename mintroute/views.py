@@ -1,73 +1,73 @@
-"""`POST /api/sports-token`: a logged-in browser gets a short-lived token for the sports API."""
+"""`POST /api/sports-token`: two thin entries over one set of rules.
+
+Under WSGI Django calls `sports_token`, a plain view. Under ASGI it calls `sports_token_async`:
+the same rules (`admission.admit`, in one hop to Django's sync thread), then the wait for the
+service on the event loop with the SDK's async client, so no thread is held while it answers.
+`mintroute.urls` picks the entry per request.
+"""
 
 from __future__ import annotations
 
 import logging
-from typing import Any
 
-from django.http import HttpRequest
-from rest_framework import exceptions
-from rest_framework.permissions import BasePermission
-from rest_framework.renderers import JSONRenderer
-from rest_framework.request import Request
-from rest_framework.response import Response
-from rest_framework.views import APIView
+from asgiref.sync import sync_to_async
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 
-from mintroute import conf
-from mintroute.authentication import SessionAuthentication401
-from mintroute.body import TokenRequestParser, reason_of
-from mintroute.errors import RouteError, route_exception_handler
-from mintroute.minting import mint_for, remember_token
-from mintroute.ratelimits import enforce_rate_limit
+from mintroute.admission import Admission, admit
+from mintroute.errors import RouteError
+from mintroute.minting import amint_upstream, mint_upstream
+from mintroute.reuse import remember
 
 logger = logging.getLogger(__name__)
 
 
-class SportsTokenPermission(BasePermission):
-    """Logged in, and allowed by the SPORTS_TOKEN_PERMISSION hook (which fails closed)."""
+# CSRF is the session authentication's to enforce (admission): an app authenticated by a token
+# header carries no CSRF token, and a refusal must be the route's JSON, not Django's HTML page.
+@csrf_exempt
+def sports_token(request: HttpRequest) -> HttpResponse:
+    """The reusable token of this login, or a newly minted one."""
+    try:
+        admission = admit(request)
+        if admission.reusable is not None:
+            return token_answer(admission.reusable)
+        minted = mint_upstream(admission.ttl).as_json()
+    except RouteError as refusal:
+        return no_store(refusal.as_response())
+    return token_answer(minted, admission)
 
-    def has_permission(self, request: Request, view: Any) -> bool:
-        if not request.user or not request.user.is_authenticated:
-            return False  # DRF answers NotAuthenticated: 401
+
+@csrf_exempt
+@transaction.non_atomic_requests  # the route writes nothing itself; ATOMIC_REQUESTS refuses async views
+async def sports_token_async(request: HttpRequest) -> HttpResponse:
+    """sports_token for ASGI servers."""
+    try:
+        admission = await sync_to_async(admit)(request)
+        if admission.reusable is not None:
+            return token_answer(admission.reusable)
+        minted = (await amint_upstream(admission.ttl)).as_json()
+    except RouteError as refusal:
+        return no_store(refusal.as_response())
+    return token_answer(minted, admission)
+
+
+def token_answer(body: dict[str, str], minted_for: Admission | None = None) -> HttpResponse:
+    """`{token, expiresAt}`; a newly minted token is remembered for `minted_for`'s login.
+
+    Nothing after the mint may cost the token: if remembering it fails, it is answered anyway.
+    """
+    response = JsonResponse(body)
+    if minted_for is not None:
         try:
-            allowed = bool(conf.permission()(request._request))
+            remember(response, body, minted_for.ttl, minted_for.login)
         except Exception:
-            logger.exception("SPORTS_TOKEN_PERMISSION raised; refusing the token")
-            allowed = False
-        if not allowed:
-            raise RouteError(403, "forbidden", "This account is not allowed to get sports tokens.")
-        return True
+            logger.exception("The minted token could not be remembered for reuse; answering it anyway")
+    return no_store(response)
 
 
-class SportsTokenView(APIView):
-    """Checks, in order: method, session, CSRF, permission hook, rate limit, body; then
-    answers the session's reusable token or mints one with the server's API key."""
-
-    http_method_names = ["post"]
-    authentication_classes = [SessionAuthentication401]
-    permission_classes = [SportsTokenPermission]
-    renderer_classes = [JSONRenderer]
-    parser_classes = [TokenRequestParser]
-
-    def get_exception_handler(self) -> Any:
-        return route_exception_handler
-
-    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
-        if request.method is None or request.method.lower() not in self.http_method_names:
-            raise exceptions.MethodNotAllowed(str(request.method))  # before auth: 405 for everyone
-        super().initial(request, *args, **kwargs)
-
-    def post(self, request: Request) -> Response:
-        django_request: HttpRequest = request._request
-        enforce_rate_limit(django_request)  # before anything reaches upstream
-        reason = reason_of(request.data)
-        minting = mint_for(django_request, reason)
-        response = Response(minting.body)
-        remember_token(response, django_request, minting)
-        return response
-
-    def finalize_response(self, request: Request, response: Response, *args: Any, **kwargs: Any) -> Response:
-        response = super().finalize_response(request, response, *args, **kwargs)
-        response["Cache-Control"] = "no-store"  # a token must never be served from a cache
-        response["Pragma"] = "no-cache"
-        return response
+def no_store(response: HttpResponse) -> HttpResponse:
+    """A token, or a refusal about one, must never be served from a cache."""
+    response["Cache-Control"] = "no-store"
+    response["Pragma"] = "no-cache"
+    return response

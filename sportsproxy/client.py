@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -69,7 +70,31 @@ def _resolve_base_url(base_url: str | None) -> str:
     url = base_url if base_url is not None else os.environ.get("SPORTS_BASE_URL", "")
     if not url:
         raise ValueError("No base_url: pass base_url=..., or set SPORTS_BASE_URL in the environment.")
+    if not is_origin(url):
+        raise ValueError(
+            f"base_url must be the service's origin, http(s)://host[:port], without a path; got {url!r}. "
+            f"The client adds {RPC_PATH} itself."
+        )
     return url.rstrip("/")
+
+
+def is_origin(url: str) -> bool:
+    """`http(s)://host[:port]`, an optional trailing slash, and nothing else."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
+    except ValueError:
+        return False
+    return (
+        parts.scheme in ("http", "https")
+        and bool(parts.hostname)
+        and parts.path in ("", "/")
+        and not parts.query
+        and not parts.fragment
+        and "?" not in url
+        and "#" not in url
+        and "@" not in parts.netloc
+    )
 
 
 class _RpcProtocol:

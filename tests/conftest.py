@@ -15,6 +15,9 @@ from sportsproxy.sandbox.keys import issue_key
 from sportsproxy.sandbox.models import Account
 from tests.support import envelope, post_rpc
 
+# The pytest plugin the wheel registers with its entry point (this checkout is not installed).
+pytest_plugins = ["sportsproxy.testing"]
+
 START = datetime(2026, 3, 14, 15, 9, 26, tzinfo=UTC)
 
 RpcCall = Callable[..., dict[str, Any]]

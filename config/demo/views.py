@@ -1,4 +1,4 @@
-"""The demo page, its server-rendered panel, and the sandbox-only "expire my token" helper."""
+"""The demo page, its server-rendered panel, and the demo-only "expire my token" helper."""
 
 from __future__ import annotations
 
@@ -10,9 +10,8 @@ from django.shortcuts import render
 from django.views.decorators.http import require_POST, require_safe
 
 from config.csp import content_security_policy
-from mintroute.errors import RouteError
-from mintroute.minting import remembered_token
-from mintroute.ratelimits import enforce_rate_limit
+from config.demo.mode import is_demo
+from mintroute import RouteError, enforce_rate_limit, login_of, remembered_token
 from sportsproxy.django.shared import get_client
 from sportsproxy.errors import SportsError
 from sportsproxy.service import SPORTS
@@ -29,6 +28,7 @@ def page(request: HttpRequest) -> HttpResponse:
         "wsUrl": settings.SPORTS_PUBLIC_WS_URL or None,
         "refreshLeewaySec": settings.SPORTS_CLIENT_REFRESH_LEEWAY,
         "sandbox": settings.SPORTS_SANDBOX,
+        "debugHelpers": is_demo(),  # "expire my token": the demo only
     }
     return render(request, "demo/page.html", {"client_config": client_config, "sports": SPORTS})
 
@@ -61,11 +61,11 @@ def server_matches(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def expire_token(request: HttpRequest) -> JsonResponse:
-    """Sandbox only: end this browser's token early, so its next call is unauthorized."""
-    if not settings.SPORTS_SANDBOX:
-        raise Http404("Tokens can only be ended early in the embedded sandbox.")
+    """The demo only (debug on, sandbox mounted): end this browser's token early, so its next call is unauthorized."""
+    if not is_demo():
+        raise Http404("Tokens can only be ended early in the demo (debug on, the embedded sandbox mounted).")
     from sportsproxy.sandbox.tokens import expire_early
 
-    stored = remembered_token(request)
+    stored = remembered_token(request, login_of(request))
     expired = expire_early(stored["token"]) if stored else False
     return JsonResponse({"expired": expired})

@@ -7,35 +7,15 @@ No message ever quotes a key, not even a malformed one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from django.core.checks import CheckMessage, Error, Warning, register
+from django.core.checks import CheckMessage, register
 from django.core.exceptions import ImproperlyConfigured
 
+from sportsproxy.client import is_origin
 from sportsproxy.django import conf
-from sportsproxy.service import API_KEY_FORMAT, API_KEY_PATTERN
-
-
-@dataclass(frozen=True)
-class Problem:
-    id: str
-    setting: str
-    message: str
-    hint: str
-    warning_only: bool = False  # reported as a warning by `check`, still fatal for the client
-
-    def as_check_message(self) -> CheckMessage:
-        kind = Warning if self.warning_only else Error
-        return kind(self.message, hint=self.hint, id=self.id)
-
-
-class SettingsError(ImproperlyConfigured):
-    """The SDK's settings cannot build a client; `problem.setting` names the culprit."""
-
-    def __init__(self, problem: Problem) -> None:
-        super().__init__(f"{problem.message} {problem.hint}")
-        self.problem = problem
+from sportsproxy.django.problems import Problem
+from sportsproxy.service import API_KEY_FORMAT, API_KEY_PATTERN, RPC_PATH
 
 
 def client_problems() -> list[Problem]:
@@ -135,13 +115,13 @@ def _connection_problems() -> list[Problem]:
                 "(or, with the embedded sandbox installed, SPORTS_TRANSPORT = 'sandbox').",
             )
         )
-    elif not base_url.startswith(("http://", "https://")):
+    elif not is_origin(base_url):
         problems.append(
             Problem(
                 "sportsproxy.E004",
                 "SPORTS_BASE_URL",
-                "SPORTS_BASE_URL must be an http:// or https:// address.",
-                "For example https://api.example.com.",
+                "SPORTS_BASE_URL must be the service's origin: http(s)://host[:port], with no path, query or fragment.",
+                f"For example https://api.example.com; the SDK adds the RPC path ({RPC_PATH}) itself.",
             )
         )
     return problems

@@ -1,23 +1,28 @@
-"""One SportsClient per process, built from settings and reused by every request.
+"""One SportsClient per process, and one AsyncSportsClient per event loop, built from settings
+and reused by every request.
 
 A client owns a connection pool; building one per request would open a new TCP (and
-TLS) connection to the service for every mint.
+TLS) connection to the service for every mint. An async pool belongs to the event loop that
+opened its connections, hence one async client per loop (one in a uvicorn worker).
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
+import weakref
 from typing import Any
 
-import httpx
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
-from sportsproxy.client import SportsClient
+from sportsproxy.client import AsyncSportsClient, SportsClient
 from sportsproxy.django import conf
-from sportsproxy.django.checks import SettingsError, client_problems, previous_key_problems
+from sportsproxy.django.checks import client_problems, previous_key_problems
+from sportsproxy.django.problems import SettingsError
 
 _client: SportsClient | None = None
+_async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncSportsClient] = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 
 
@@ -33,25 +38,50 @@ def get_client() -> SportsClient:
 
 def build_client() -> SportsClient:
     """A new client from SPORTS_API_KEY, SPORTS_TRANSPORT, SPORTS_BASE_URL and SPORTS_TIMEOUT."""
-    problems = client_problems()
-    if problems:
-        raise SettingsError(problems[0])
-    base_url, transport = _connection()
-    return SportsClient(conf.api_key(), base_url=base_url, timeout=conf.timeout(), transport=transport)
+    return SportsClient(**_client_arguments())
+
+
+def get_async_client() -> AsyncSportsClient:
+    """The running event loop's shared async client (built on first use); SettingsError as above."""
+    loop = asyncio.get_running_loop()
+    client = _async_clients.get(loop)
+    if client is None:
+        client = _async_clients[loop] = AsyncSportsClient(**_client_arguments())
+    return client
 
 
 def get_previous_client() -> SportsClient | None:
     """The shared client calling with SPORTS_API_KEY_PREVIOUS (same pool), or None outside a rotation."""
+    previous = _previous_key()
+    return None if previous is None else get_client().with_api_key(previous)
+
+
+def get_previous_async_client() -> AsyncSportsClient | None:
+    """get_previous_client's async twin, on the running loop's pool."""
+    previous = _previous_key()
+    return None if previous is None else get_async_client().with_api_key(previous)
+
+
+def _client_arguments() -> dict[str, Any]:
+    problems = client_problems()
+    if problems:
+        raise SettingsError(problems[0])
+    base_url, transport = _connection()
+    return {"api_key": conf.api_key(), "base_url": base_url, "timeout": conf.timeout(), "transport": transport}
+
+
+def _previous_key() -> str | None:
     previous = conf.previous_api_key()
     if not previous:
         return None
     problems = previous_key_problems()
     if problems:
         raise SettingsError(problems[0])
-    return get_client().with_api_key(previous)
+    return previous
 
 
-def _connection() -> tuple[str, httpx.BaseTransport | None]:
+def _connection() -> tuple[str, Any]:
+    """The base URL and, for the in-process sandbox, its transport (both sync and async)."""
     if conf.transport() == "sandbox":
         from sportsproxy.sandbox.transport import SandboxTransport  # only when selected (and installed)
 
@@ -62,6 +92,8 @@ def _connection() -> tuple[str, httpx.BaseTransport | None]:
 @receiver(setting_changed)
 def _forget_client_on_settings_change(*, setting: str, **kwargs: Any) -> None:
     global _client
+    if setting.startswith("SPORTS_"):
+        _async_clients.clear()  # dropped, not closed: each belongs to a loop that may be gone
     if setting.startswith("SPORTS_") and _client is not None:
         with _lock:
             _client, stale = None, _client

@@ -4,7 +4,7 @@ The real service is not reachable from a developer's laptop or from CI, so this 
 implements its authentication, token-minting and request-envelope interface in-process.
 `manage.py runserver`, every test and every benchmark talk to it instead.
 
-Faithful to the service (docs/protocol.md is the specification):
+Faithful to the service (docs/service.md describes it):
   * the JSON-RPC 2.0 envelope and every error code, HTTP status 200 for every envelope;
   * API keys (`sk_live_`/`sk_test_`, stored as hashes, active -> revoked, revocation
     effective on the next request) and HS256 JWTs with pinned algorithm and required claims;

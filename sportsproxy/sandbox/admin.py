@@ -69,7 +69,9 @@ class ApiKeyAdmin(admin.ModelAdmin[ApiKey]):
         context = {**self.admin_site.each_context(request), "key": obj, "secret": request.new_api_key_secret}  # type: ignore[attr-defined]
         return TemplateResponse(request, "sandbox/key_created.html", context)
 
-    @admin.action(description="Revoke selected keys (takes effect on their next request)")
+    # Revoking stops every mint made with the key and cannot be undone: it needs the change
+    # permission, never just the view permission (Django offers the action to whoever passes this).
+    @admin.action(permissions=["change"], description="Revoke selected keys (takes effect on their next request)")
     def revoke_selected(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
         revoked = 0
         for key in queryset.filter(state=ApiKey.State.ACTIVE):

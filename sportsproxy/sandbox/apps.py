@@ -8,3 +8,6 @@ class SandboxConfig(AppConfig):
     label = "sandbox"
     verbose_name = "Sports sandbox service"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from sportsproxy.sandbox import checks  # noqa: F401 - registers its system checks

@@ -10,6 +10,8 @@ from sportsproxy.sandbox.errors import invalid_params, unauthorized
 from sportsproxy.sandbox.keys import authenticate_key, looks_like_api_key
 from sportsproxy.sandbox.tokens import authenticate_token
 
+JWT_SEGMENTS = 3  # header.payload.signature
+
 BROWSER_KEY_REFUSED = (
     "API keys are refused from browsers (the request carries an Origin header). "
     "Keep the key on your backend and give the browser a token minted with tokens.create."
@@ -36,6 +38,16 @@ def authenticate_bearer(authorization: str | None, *, from_browser: bool) -> Cal
     credential = bearer_credential(authorization)
     if looks_like_api_key(credential):
         return authenticate_api_key(credential, from_browser=from_browser)
+    return authenticate_shaped_token(credential)
+
+
+def authenticate_shaped_token(credential: str) -> Caller:
+    """A token's caller; a value shaped like neither a key nor a JWT is malformed, not an invalid token."""
+    if len(credential.split(".")) != JWT_SEGMENTS:
+        raise unauthorized(
+            "Malformed credential: neither an API key (sk_...) nor a token (three dot-separated segments).",
+            "malformed_credential",
+        )
     return authenticate_token(credential)
 
 
@@ -64,4 +76,4 @@ def authenticate_auth_params(params: Mapping[str, Any], *, from_browser: bool) -
         raise unauthorized(
             "That is an API key, not a token: send it as apiKey, and only from a server.", "malformed_credential"
         )
-    return authenticate_token(credential)
+    return authenticate_shaped_token(credential)

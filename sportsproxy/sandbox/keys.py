@@ -83,6 +83,8 @@ def authenticate_key(secret: str) -> Caller:
         rate_class=key.account.effective_rate_class,
         env=key.env,
         expires_at=None,
+        requests_per_minute=key.account.requests_per_minute,
+        quota_read=True,
     )
 
 

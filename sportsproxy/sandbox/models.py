@@ -42,6 +42,11 @@ class Account(models.Model):
         blank=True,
         help_text="Limits to apply (requests/minute, subscriptions, connections). Blank: those of the tier.",
     )
+    requests_per_minute = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="This account's requests-per-minute quota. Blank: that of its rate-limit class.",
+    )
     created_at = models.DateTimeField(default=clock.now, editable=False)
 
     def __str__(self) -> str:

@@ -27,6 +27,7 @@ def test_with_the_sandbox_uvicorn_serves_its_socket_on_the_next_port_and_the_pag
     assert socket[2:4] == ["uvicorn", "config.asgi:application"]
     assert socket[socket.index("--port") + 1] == "9001"
     assert socket[socket.index("--ws-per-message-deflate") + 1] == "false"
+    assert socket[socket.index("--ws-max-size") + 1] == "65536"  # the contract's frame cap (1009 above it)
     assert http_environment["SPORTS_PUBLIC_WS_URL"] == "ws://127.0.0.1:9001/sdk/v1/ws"
 
 

@@ -50,6 +50,7 @@ def browser() -> Iterator[Browser]:
 def site_server(settings: Any, transactional_db: None) -> Iterator[AsgiServer]:
     """The project on a real socket with the shortest token life, on the real clock; a test may
     stop and start it again (on the same port)."""
+    settings.DEBUG = True  # the demo (debug on, sandbox mounted) shows its "expire my token" helper
     settings.SPORTS_TOKEN_TTL = 60
     settings.SPORTS_TOKEN_RATE = "100/m"
     settings.SPORTS_API_KEY = issue_key(Account.objects.create(name="e2e", tier="growth"), "test")[1]

@@ -11,7 +11,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from mintroute import minting
+from mintroute import reuse
 from sportsproxy.sandbox import quota
 from sportsproxy.sandbox.clock import ManualClock
 from sportsproxy.sandbox.keys import hash_secret
@@ -23,7 +23,7 @@ Mint = Callable[..., Any]
 @pytest.fixture(autouse=True)
 def one_clock(clock: ManualClock, monkeypatch: pytest.MonkeyPatch) -> ManualClock:
     """The sandbox, the route's reuse rule and django-ratelimit's windows all read `clock`."""
-    monkeypatch.setattr(minting, "now", clock.now)
+    monkeypatch.setattr(reuse, "now", clock.now)
     monkeypatch.setattr(django_ratelimit.core, "time", SimpleNamespace(time=lambda: clock.now().timestamp()))
     return clock
 

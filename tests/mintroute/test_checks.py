@@ -1,10 +1,14 @@
 from __future__ import annotations
 
+import io
 from typing import Any
 
 import pytest
+from django.core.checks import Tags, run_checks
+from django.core.management import call_command
+from django.core.management.base import SystemCheckError
 
-from mintroute.checks import check_mint_route_settings
+from mintroute.checks import check_mint_route_settings, check_rate_limits_are_shared, check_secret_key_is_strong
 
 
 def ids() -> list[str]:
@@ -37,3 +41,78 @@ def test_a_permission_hook_that_is_not_callable_is_an_error(settings: Any, hook:
 def test_a_bad_trusted_proxy_count_is_an_error(settings: Any, count: object) -> None:
     settings.SPORTS_TRUSTED_PROXY_COUNT = count
     assert ids() == ["mintroute.E004"]
+
+
+# --- `check --deploy` only: production refuses what a laptop may do ---------------------------
+
+REDIS = {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:6379/0"}
+LOCAL_MEMORY = {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+DUMMY = {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}
+
+
+def deploy_ids() -> list[str]:
+    found = run_checks(include_deployment_checks=True, tags=[Tags.security])
+    return sorted(message.id or "" for message in found if (message.id or "").startswith("mintroute."))
+
+
+@pytest.mark.parametrize("backend", [LOCAL_MEMORY, DUMMY], ids=["locmem", "dummy"])
+def test_a_per_process_cache_in_production_is_e006(settings: Any, backend: dict[str, str]) -> None:
+    settings.DEBUG = False
+    settings.CACHES = {"default": backend}
+    assert check_rate_limits_are_shared() != []
+    assert deploy_ids() == ["mintroute.E006"]
+    (message,) = check_rate_limits_are_shared()
+    assert "REDIS_URL" in (message.hint or "")
+
+
+def test_e006_reads_the_cache_django_ratelimit_uses(settings: Any) -> None:
+    settings.DEBUG = False
+    settings.CACHES = {"default": REDIS, "limits": LOCAL_MEMORY}
+    assert deploy_ids() == []
+    settings.RATELIMIT_USE_CACHE = "limits"
+    assert deploy_ids() == ["mintroute.E006"]
+
+
+def test_a_shared_cache_or_debug_on_is_no_e006(settings: Any) -> None:
+    settings.DEBUG = False
+    settings.CACHES = {"default": REDIS}
+    assert deploy_ids() == []
+    settings.DEBUG = True
+    settings.CACHES = {"default": LOCAL_MEMORY}
+    assert deploy_ids() == []
+
+
+def test_the_production_checks_run_with_deploy_only(settings: Any) -> None:
+    settings.DEBUG = False
+    settings.CACHES = {"default": LOCAL_MEMORY}
+    settings.SECRET_KEY = "x"
+    plain = {message.id for message in run_checks(include_deployment_checks=False)}
+    assert not plain & {"mintroute.E006", "mintroute.E007"}
+    assert deploy_ids() == ["mintroute.E006", "mintroute.E007"]
+
+
+def test_silenced_system_checks_waives_e006(settings: Any) -> None:
+    settings.DEBUG = False
+    settings.CACHES = {"default": LOCAL_MEMORY}
+    with pytest.raises(SystemCheckError, match=r"mintroute\.E006"):
+        call_command("check", deploy=True, fail_level="ERROR", stdout=io.StringIO(), stderr=io.StringIO())
+    settings.SILENCED_SYSTEM_CHECKS = ["mintroute.E006"]
+    call_command("check", deploy=True, fail_level="ERROR", stdout=io.StringIO(), stderr=io.StringIO())
+
+
+@pytest.mark.parametrize(
+    "secret_key",
+    ["x", "short-but-varied-0123456789", "ab" * 40, "abcd" * 20],
+    ids=["one character", "49 or fewer", "2 distinct", "4 distinct"],
+)
+def test_a_weak_secret_key_is_e007_naming_the_variable(settings: Any, secret_key: str) -> None:
+    settings.SECRET_KEY = secret_key
+    (message,) = check_secret_key_is_strong()
+    assert message.id == "mintroute.E007"
+    assert "DJANGO_SECRET_KEY" in message.msg
+    assert secret_key not in message.msg + (message.hint or "")
+
+
+def test_a_secret_key_of_50_characters_and_5_distinct_passes(settings: Any) -> None:
+    settings.SECRET_KEY = "abcde" * 10
+    assert check_secret_key_is_strong() == []

@@ -254,11 +254,14 @@ def test_the_sandbox_transport_without_the_sandbox_app_is_a_502(browser: Client,
 
 
 def test_another_upstream_error_is_502_upstream_error(browser: Client, settings: Any, caplog: Any) -> None:
-    settings.SPORTS_SANDBOX_RATE_CLASSES = {"starter": {"requests_per_minute": 0}}
-    with caplog.at_level(logging.WARNING):
-        body = assert_refusal(post_token(browser), 502, "upstream_error")
-    assert "rate_limited" in body["message"]
-    assert "rate_limited" in caplog.text
+    envelope = {"jsonrpc": "2.0", "id": None, "error": {"code": "internal_error", "message": "Boom."}}
+    with fake_upstream(lambda body: http_response(json.dumps(envelope).encode())) as url:
+        settings.SPORTS_TRANSPORT = "http"
+        settings.SPORTS_BASE_URL = url
+        with caplog.at_level(logging.WARNING):
+            body = assert_refusal(post_token(browser), 502, "upstream_error")
+    assert "internal_error" in body["message"]
+    assert "internal_error" in caplog.text
 
 
 def test_upstream_garbage_is_502_upstream_error(browser: Client, settings: Any) -> None:

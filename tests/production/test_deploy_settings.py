@@ -16,6 +16,7 @@ PRODUCTION = {
     "DJANGO_ALLOWED_HOSTS": "sports.example.com",
     "SPORTS_SANDBOX_SIGNING_KEY": secrets.token_urlsafe(48),
     "SPORTS_API_KEY": "sk_live_" + secrets.token_urlsafe(32),
+    "REDIS_URL": "redis://127.0.0.1:6379/11",  # read by no check: only its backend matters (mintroute.E006)
 }
 
 
@@ -58,3 +59,9 @@ def test_production_logs_are_json_lines() -> None:
     assert record["message"] == "hello world"
     assert record["level"] == "WARNING"
     assert record["logger"] == "probe"
+
+
+def test_check_deploy_fails_without_a_shared_cache() -> None:
+    completed = manage("check", "--deploy", "--fail-level", "ERROR", REDIS_URL="")
+    assert completed.returncode != 0
+    assert "(mintroute.E006)" in completed.stderr

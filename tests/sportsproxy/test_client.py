@@ -286,3 +286,9 @@ def test_over_real_http_against_a_live_server(live_server: Any, transactional_db
         with pytest.raises(UnauthorizedError):
             sdk.tokens.create()
         assert as_browser.matches.list(limit=1).data
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:8000/sdk/v1/rpc", "https://api.example.com?x", "api.example.com"])
+def test_a_base_url_with_a_path_is_refused_with_a_sentence(api_key: str, url: str) -> None:
+    with pytest.raises(ValueError, match="origin"):
+        SportsClient(api_key, base_url=url)

@@ -11,6 +11,7 @@ from sportsproxy import AsyncSportsClient, SportsTimeout, SportsUnavailable, Una
 from sportsproxy.sandbox.keys import issue_key
 from sportsproxy.sandbox.models import Account
 from sportsproxy.sandbox.transport import SandboxTransport
+from sportsproxy.testing import SportsSandbox
 from tests.upstreams import closed_port_url, fake_upstream
 
 
@@ -20,13 +21,13 @@ def live_key(transactional_db: None) -> tuple[Any, str]:
 
 
 @pytest.mark.asyncio
-async def test_mint_list_and_revoke_over_real_http(live_server: Any, live_key: tuple[Any, str]) -> None:
-    key, secret = live_key
-    async with AsyncSportsClient(secret, base_url=live_server.url) as sdk:
+async def test_mint_list_and_revoke_over_real_http(sports_sandbox: SportsSandbox) -> None:
+    secret = sports_sandbox.create_key("async-acme", tier="starter")
+    async with AsyncSportsClient(secret, base_url=sports_sandbox.base_url) as sdk:
         token = await sdk.tokens.create(ttl=60)
         page = await sdk.with_token(token.token).matches.list(sports=["esports"], limit=3)
         assert [match["sport"] for match in page.data] == ["esports"] * 3
-        await sync(key.revoke)
+        sports_sandbox.revoke(secret)
         with pytest.raises(UnauthorizedError):
             await sdk.tokens.create()
 
@@ -61,9 +62,3 @@ async def test_a_server_that_never_answers_raises_timeout() -> None:
             with pytest.raises(SportsTimeout):
                 await sdk.call("auth")
             assert time.monotonic() - started < 1.5
-
-
-async def sync(function: Any) -> Any:
-    from asgiref.sync import sync_to_async
-
-    return await sync_to_async(function)()

@@ -1,19 +1,25 @@
-"""Fixtures for the parts taken out of this repository: a wheel, virtual environments, and the
-sandbox service served over HTTP by this project (pytest-django's live server) for them to call."""
+"""Fixtures for the parts taken out of this repository: a wheel, virtual environments, and a key of
+the standalone sandbox (the plugin's `sports_sandbox`, another process) for them to call."""
 
 from __future__ import annotations
 
+import secrets
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from sportsproxy.sandbox.keys import hash_secret, issue_key
-from sportsproxy.sandbox.models import Account, ApiKey
-from tests.standalone.foreign_site import PROJECT_ROOT, base_dependencies, build_wheel, clean_checkout, make_venv
+from sportsproxy.testing import SportsSandbox
+from tests.standalone.foreign_site import (
+    PROJECT_ROOT,
+    base_dependencies,
+    build_wheel,
+    clean_checkout,
+    dev_pins,
+    make_venv,
+)
 
 COPIED_FOLDERS = ("mintroute", "sportsproxy")
 
@@ -36,6 +42,14 @@ def installed_python(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> P
 
 
 @pytest.fixture(scope="session")
+def sandbox_python(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The interpreter of a new virtual environment holding the wheel's `sandbox` extra, pytest and
+    pytest-django: what an integrator's CI installs to test a site against the sandbox."""
+    venv = tmp_path_factory.mktemp("sandboxed") / "venv"
+    return make_venv(venv, f"{wheel}[sandbox]", *dev_pins("pytest", "pytest-django"))
+
+
+@pytest.fixture(scope="session")
 def base_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The interpreter of a new virtual environment holding only the four base dependencies."""
     return make_venv(tmp_path_factory.mktemp("copied") / "venv", *base_dependencies())
@@ -54,7 +68,7 @@ def copy_parts(site_root: Path) -> None:
 
 @dataclass
 class Sandbox:
-    """The sandbox service, served over HTTP by this project, with one key of a fresh account."""
+    """The standalone sandbox, with one key of a fresh account and a way to revoke it."""
 
     url: str
     api_key: str
@@ -62,10 +76,6 @@ class Sandbox:
 
 
 @pytest.fixture
-def sandbox(live_server: Any, transactional_db: None) -> Sandbox:
-    _, secret = issue_key(Account.objects.create(name="foreign-site", tier="starter"), "test")
-
-    def revoke() -> None:
-        ApiKey.objects.get(secret_hash=hash_secret(secret)).revoke()
-
-    return Sandbox(url=live_server.url, api_key=secret, revoke=revoke)
+def sandbox(sports_sandbox: SportsSandbox) -> Sandbox:
+    secret = sports_sandbox.create_key(f"foreign-site-{secrets.token_hex(4)}", tier="starter")
+    return Sandbox(url=sports_sandbox.base_url, api_key=secret, revoke=lambda: sports_sandbox.revoke(secret))

@@ -40,6 +40,16 @@ def base_dependencies() -> list[str]:
     return [re.split(r"[<>=!~ ;\[]", requirement, maxsplit=1)[0] for requirement in project["dependencies"]]
 
 
+def dev_pins(*names: str) -> list[str]:
+    """`name==version` for each of `names`, as requirements-dev.txt pins it (it pins the test tools)."""
+    pins = {}
+    for line in (PROJECT_ROOT / "requirements-dev.txt").read_text().splitlines():
+        requirement = line.split("#", 1)[0].strip()
+        if "==" in requirement:
+            pins[requirement.split("==")[0].split("[")[0].lower()] = requirement
+    return [pins[name] for name in names]
+
+
 def scrubbed_environment(**extra: str) -> dict[str, str]:
     """PATH, HOME and locale only: no PYTHONPATH, no DJANGO_* or SPORTS_* of the test run."""
     kept = {name: os.environ[name] for name in ("PATH", "HOME", "LANG", "TMPDIR") if name in os.environ}

@@ -52,3 +52,25 @@ def test_each_misconfiguration_fails_check_with_its_id(site: ForeignSite, case: 
     assert "Traceback" not in output
     assert KEY not in output
     assert MALFORMED_TAIL not in output
+
+
+def test_check_deploy_reports_a_per_process_rate_limit_cache_as_e006(site: ForeignSite) -> None:
+    # The foreign site has debug off and Django's default cache (local memory): its limits would
+    # multiply by its number of workers.
+    status, output = site.manage_status("check", "--deploy", "--fail-level", "ERROR")
+    assert status != 0, output
+    assert "(mintroute.E006)" in output
+    assert "SILENCED_SYSTEM_CHECKS" in output  # the hint says how a one-process site waives it
+
+    settings_module = site.settings_variant("one_process", "SILENCED_SYSTEM_CHECKS = ['mintroute.E006']")
+    status, output = site.manage_status("check", "--deploy", "--fail-level", "ERROR", "--settings", settings_module)
+    assert "(mintroute.E006)" not in output
+    assert status == 0, output
+
+
+def test_check_deploy_reports_a_weak_secret_key_as_e007(site: ForeignSite) -> None:
+    weak = "SILENCED_SYSTEM_CHECKS = ['mintroute.E006']\nSECRET_KEY = 'a' * 60"
+    settings_module = site.settings_variant("weak_secret", weak)
+    status, output = site.manage_status("check", "--deploy", "--fail-level", "ERROR", "--settings", settings_module)
+    assert status != 0, output
+    assert "(mintroute.E007)" in output

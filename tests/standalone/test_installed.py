@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import email
+import re
 import zipfile
 from pathlib import Path
 
@@ -33,6 +34,15 @@ def test_the_wheel_declares_four_base_dependencies_and_two_extras(wheel: Path) -
         name.lower() for name in base_dependencies()
     )
     assert sorted(metadata.get_all("Provides-Extra") or []) == ["realtime", "sandbox"]
+    sandbox_extra = {
+        re.split(r"[<>=!~ ;\[]", requirement, maxsplit=1)[0].lower()
+        for requirement in requirements
+        if 'extra == "sandbox"' in requirement
+    }
+    assert sandbox_extra == {"channels", "pyjwt", "uvicorn", "websockets"}  # what `serve` needs, and no more
+    with zipfile.ZipFile(wheel) as archive:
+        (entry_points,) = [name for name in archive.namelist() if name.endswith(".dist-info/entry_points.txt")]
+        assert "[pytest11]\nsportsproxy = sportsproxy.testing\n" in archive.read(entry_points).decode()
     assert metadata["License-Expression"] == "MIT"
 
 

@@ -55,6 +55,19 @@ new SportsClient({
   setTimeout: (callback, delayMs) => setTimeout(callback, delayMs),
   clearTimeout: (handle) => clearTimeout(handle as number),
 });
+// The browser's own objects fit the shapes the .d.ts declares for them.
+new SportsClient({
+  authEndpoint: "/api/sports-token",
+  fetch,
+  WebSocket,
+  BroadcastChannel,
+  locks: navigator.locks,
+  document,
+  window,
+});
+const browserSignal: AbortSignal = new AbortController().signal;
+new SportsClient({ fetchToken: async ({ signal }) => ((signal satisfies AbortSignal), { token: "", expiresAt: "" }) });
+void browserSignal;
 // @ts-expect-error: a timeout is a number of seconds
 new SportsClient({ authEndpoint: "/api/sports-token", authTimeoutSec: "10" });
 

@@ -1,32 +1,38 @@
-/** One WebSocket and the requests awaiting answers on it, each bounded in time. */
+/** One WebSocket, the requests awaiting answers on it (each bounded in time), and its silence. */
 
+import { CLOSE, ERROR } from "./constants.js";
 import { RpcError } from "./errors.js";
 import { resultOf } from "./rpc.js";
 
 const connectionLost = (requestId) =>
-  new RpcError("unavailable", "The WebSocket closed before the answer arrived.", undefined, { requestId });
+  new RpcError(ERROR.UNAVAILABLE, "The WebSocket closed before the answer arrived.", undefined, { requestId });
 
 /** Once disposed (closed by either side) it ignores everything its socket still does. */
 export class Connection {
   #socket;
   #timers;
   #timeoutMs;
+  #now;
+  #lastFrameAtMs;
+  #silenceTimer = null;
   #pending = new Map();
   #nextId = 1;
   #disposed = false;
   /** The last error the service answered on this socket: a 4429 close refers to it. */
   lastError = null;
 
-  constructor({ WebSocket, url, timers, timeoutMs, onOpen, onFrame, onNotification, onClose }) {
+  constructor({ WebSocket, url, timers, now, timeoutMs, onOpen, onNotification, onClose }) {
     this.#timers = timers;
     this.#timeoutMs = timeoutMs;
+    this.#now = now;
+    this.#lastFrameAtMs = now();
     this.#socket = new WebSocket(url);
     this.#socket.addEventListener("open", () => {
       if (!this.#disposed) onOpen();
     });
     this.#socket.addEventListener("message", (event) => {
       if (this.#disposed) return;
-      onFrame();
+      this.#lastFrameAtMs = this.#now();
       this.#receive(event.data, onNotification);
     });
     this.#socket.addEventListener("close", (event) => {
@@ -45,7 +51,7 @@ export class Connection {
         this.#pending.delete(id);
         const seconds = this.#timeoutMs / 1000;
         const message = `${method} got no answer on the WebSocket within ${seconds} s (requestTimeoutSec).`;
-        reject(new RpcError("timeout", message, undefined, { requestId: id }));
+        reject(new RpcError(ERROR.TIMEOUT, message, undefined, { requestId: id }));
       });
       this.#pending.set(id, { resolve, reject, timer });
       try {
@@ -57,11 +63,21 @@ export class Connection {
     });
   }
 
+  /** Calls `onSilent()` once no frame has come for `limitMs`: a half-open socket sends none. */
+  watchForSilence(limitMs, onSilent) {
+    const check = () => {
+      const silentMs = this.#now() - this.#lastFrameAtMs;
+      if (silentMs < limitMs) this.#silenceTimer = this.#timers.after(limitMs - silentMs, check);
+      else onSilent();
+    };
+    this.#silenceTimer = this.#timers.after(limitMs, check);
+  }
+
   /** Closes the socket; what is pending is rejected with `error(requestId)`. */
   close(error = connectionLost) {
     if (this.#disposed) return;
     this.#dispose(error);
-    this.#socket.close(1000);
+    this.#socket.close(CLOSE.NORMAL);
   }
 
   #receive(data, onNotification) {
@@ -95,6 +111,7 @@ export class Connection {
 
   #dispose(error) {
     this.#disposed = true;
+    this.#timers.cancel(this.#silenceTimer);
     for (const [id, waiter] of this.#pending) {
       this.#timers.cancel(waiter.timer);
       waiter.reject(error(id));

@@ -7,6 +7,8 @@
  *     └── AuthEndpointError   the mint route (or fetchToken) gave no usable token
  */
 
+import { ERROR } from "./constants.js";
+
 const FINAL_MINT_STATUSES = new Set([401, 403]);
 
 /**
@@ -26,7 +28,7 @@ export class RpcError extends Error {
 /** The credential was refused, and refused again with a newly minted token. */
 export class UnauthorizedError extends RpcError {
   constructor(message, data = undefined, options = {}) {
-    super("unauthorized", message, data, options);
+    super(ERROR.UNAUTHORIZED, message, data, options);
     this.name = "UnauthorizedError";
     /** The service's `error.data.reason` ("expired_token", "revoked_key", ...), or null. */
     this.reason = typeof data?.reason === "string" ? data.reason : null;
@@ -47,12 +49,6 @@ export class AuthEndpointError extends Error {
     this.retryAfter = retryAfter;
     this.final = final;
   }
-}
-
-/** How long the service or the mint route asked us to wait before trying again, in seconds. */
-export function retryAfterSec(error) {
-  const seconds = error instanceof AuthEndpointError ? error.retryAfter : error?.data?.retryAfter;
-  return Number.isFinite(seconds) && seconds > 0 ? seconds : 0;
 }
 
 /** A short description of something thrown, for a message that says what went wrong. */

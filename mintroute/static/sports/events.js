@@ -1,5 +1,6 @@
 /** The client's events ("state", "error", "token") and the listeners of each. */
 
+/** The events a client emits; on() refuses any other name. */
 export const EVENT_NAMES = ["state", "error", "token"];
 
 /** A listener that throws must not break the client's bookkeeping; rethrow it on its own. */
@@ -13,6 +14,7 @@ export function callSafely(listener, ...args) {
   }
 }
 
+/** The listeners of each event; a listener that throws does not stop the others. */
 export class Emitter {
   #listeners = new Map(EVENT_NAMES.map((name) => [name, new Set()]));
 

@@ -9,101 +9,79 @@
  */
 
 import { Connection } from "./connection.js";
-import { RpcError, UnauthorizedError, retryAfterSec } from "./errors.js";
-import { callSafely } from "./events.js";
-import { backoff, retryDelayMs } from "./timing.js";
+import { CLOSE, ERROR, NOTIFICATION, REASON, STATE, SUBSCRIPTION } from "./constants.js";
+import { RpcError, UnauthorizedError } from "./errors.js";
+import { ReconnectSchedule } from "./reconnect-schedule.js";
+import { Subscriptions } from "./subscriptions.js";
 
-const CLOSE_POLICY_VIOLATION = 1008;
-const CLOSE_UNAUTHORIZED = 4401;
-const CLOSE_FORBIDDEN = 4403;
-const CLOSE_RATE_LIMITED = 4429;
-const FINAL_CLOSE_CODES = new Set([CLOSE_POLICY_VIOLATION, CLOSE_FORBIDDEN]);
+const FINAL_CLOSE_CODES = new Set([CLOSE.POLICY_VIOLATION, CLOSE.FORBIDDEN]);
 /** Notifications after which the server closes with 4401: the socket's credential is gone. */
-const CREDENTIAL_ENDED = new Set(["auth.expired", "auth.revoked"]);
-/** A socket authenticated this long has proven itself: the backoff starts over. */
-const STABLE_AFTER_MS = 10_000;
+const CREDENTIAL_ENDED = new Set([NOTIFICATION.AUTH_EXPIRED, NOTIFICATION.AUTH_REVOKED]);
+/** The states in which the page wants a socket: the client connects, and reconnects after a drop. */
+const WANTED_STATES = new Set([STATE.CONNECTING, STATE.OPEN, STATE.RECONNECTING]);
 /** The server pings after 25 s of silence, so a minute without any frame means a dead socket. */
 const SILENCE_LIMIT_MS = 60_000;
 /** Refusals of a subscription that no retry can change. */
-const FINAL_SUBSCRIBE_CODES = new Set(["invalid_params", "forbidden"]);
-const CONNECTION_LOST_CODES = new Set(["unavailable", "closed"]);
+const FINAL_SUBSCRIBE_CODES = new Set([ERROR.INVALID_PARAMS, ERROR.FORBIDDEN]);
+const CONNECTION_LOST_CODES = new Set([ERROR.UNAVAILABLE, ERROR.CLOSED]);
 
 /** A 4429 close: the rate_limited answer that came before it (with its retryAfter), or one like it. */
 function rateLimitedClose(lastError) {
-  if (lastError?.code === "rate_limited") return lastError;
-  return new RpcError("rate_limited", "The service closed the socket with code 4429 (rate limited).", {
-    closeCode: CLOSE_RATE_LIMITED,
+  if (lastError?.code === ERROR.RATE_LIMITED) return lastError;
+  return new RpcError(ERROR.RATE_LIMITED, "The service closed the socket with code 4429 (rate limited).", {
+    closeCode: CLOSE.RATE_LIMITED,
   });
 }
 
 const offline = () =>
-  new RpcError("unavailable", "The browser is offline; the client reconnects when it is back online.");
+  new RpcError(ERROR.UNAVAILABLE, "The browser is offline; the client reconnects when it is back online.");
 
-/** What `subscribe()` resolves with. `state`: "active" | "restoring" | "failed" | "closed". */
-class SubscriptionHandle {
-  #subscription;
-  #unsubscribe;
-
-  constructor(subscription, unsubscribe) {
-    this.#subscription = subscription;
-    this.#unsubscribe = unsubscribe;
-  }
-
-  get id() {
-    return this.#subscription.id;
-  }
-
-  get state() {
-    return this.#subscription.state;
-  }
-
-  unsubscribe() {
-    return this.#unsubscribe(this.#subscription);
-  }
-}
-
+/** The client's one WebSocket over time: connect(), subscribe(), and what happens when it drops. */
 export class LiveSocket {
   #url;
   #WebSocket;
+  #noWebSocket;
   #tokens;
   #timers;
   #now;
-  #random;
   #timeoutMs;
   #events;
-  #state = "idle";
-  #wanted = false;
+  #state = STATE.IDLE;
   #online = true;
   #attempting = false;
   #connection = null;
   #socketToken = null;
   /** Why the next attempt needs a new token ("reconnect" | "unauthorized"), or null. */
   #renewReason = null;
-  /** n of the backoff: attempts since the last socket that stayed authenticated for 10 s. */
-  #attempt = 0;
-  /** `auth` refusals in a row; the second one is final. */
-  #refusals = 0;
-  #authenticatedAtMs = 0;
-  #lastFrameAtMs = 0;
-  /** The service asked for no attempt before this time (retryAfter). */
-  #notBeforeMs = 0;
+  #schedule;
   #retryTimer = null;
   #openTimer = null;
-  #silenceTimer = null;
   #openWaiters = [];
-  #subscriptions = new Map();
-  #byServerId = new Map();
-  #nextLocalId = 1;
+  #subscriptions;
 
-  constructor({ url, WebSocket, tokens, timers, now, random, timeoutMs, events }) {
+  /**
+   * @param {object} options
+   * @param {string} options.url the service's WebSocket address
+   * @param {Function | null} options.WebSocket its constructor, or null when there is none
+   * @param {string} options.noWebSocket what connect() says when there is none, and how to fix it
+   * @param {TokenKeeper} options.tokens from token-keeper.js
+   * @param {Timers} options.timers from timing.js
+   * @param {() => number} options.now
+   * @param {() => number} options.random
+   * @param {number} options.timeoutMs requestTimeoutSec: for opening, and for each frame's answer
+   * @param {{onState: Function, onError: Function}} options.events
+   */
+  constructor({ url, WebSocket, noWebSocket, tokens, timers, now, random, timeoutMs, events }) {
     this.#url = url;
     this.#WebSocket = WebSocket;
+    this.#noWebSocket = noWebSocket;
     this.#tokens = tokens;
     this.#timers = timers;
     this.#now = now;
-    this.#random = random;
     this.#timeoutMs = timeoutMs;
     this.#events = events;
+    this.#subscriptions = new Subscriptions({ timers, now, random });
+    this.#schedule = new ReconnectSchedule({ now, random });
   }
 
   get state() {
@@ -112,68 +90,52 @@ export class LiveSocket {
 
   /** Resolves once authenticated; rejects when this attempt fails (the client keeps trying). */
   connect() {
-    if (this.#state === "open") return Promise.resolve();
-    if (!this.#WebSocket) {
-      return Promise.reject(new TypeError("This client has no WebSocket (the option is null): it cannot connect."));
-    }
+    if (this.#state === STATE.OPEN) return Promise.resolve();
+    if (!this.#WebSocket) return Promise.reject(new TypeError(this.#noWebSocket));
     return new Promise((resolve, reject) => {
       this.#openWaiters.push({ resolve, reject });
-      if (this.#wanted) {
+      if (this.#wanted()) {
         // Offline, no attempt is scheduled; the page asking is reason enough to try.
-        if (!this.#online && this.#state === "reconnecting" && !this.#retryTimer) this.#retrySoon();
+        if (!this.#online && this.#state === STATE.RECONNECTING && !this.#retryTimer) this.#retrySoon();
         return;
       }
-      if (this.#state === "unauthorized") this.#startOver();
-      this.#wanted = true;
-      this.#setState("connecting");
+      if (this.#state === STATE.UNAUTHORIZED) this.#startOver();
+      this.#setState(STATE.CONNECTING);
       this.#attemptNow();
     });
   }
 
+  /** Resolves with the handle once the server says yes (connecting first if needed). */
   subscribe(params, onEvent) {
-    const subscription = {
-      id: `sub-${this.#nextLocalId++}`,
-      params,
-      onEvent,
-      serverId: null,
-      state: "restoring",
-      confirmed: false, // subscribe() has resolved: later refusals are restores
-      failures: 0,
-      notBeforeMs: 0, // the service's retryAfter for this subscription
-      retryTimer: null,
-    };
-    subscription.handle = new SubscriptionHandle(subscription, (it) => this.#unsubscribe(it));
-    const answer = new Promise((resolve, reject) => {
-      subscription.answer = { resolve, reject };
-    });
-    this.#subscriptions.set(subscription.id, subscription);
-    if (this.#state === "open") this.#sendSubscribe(this.#connection, subscription);
+    if (!this.#WebSocket) return Promise.reject(new TypeError(this.#noWebSocket));
+    const subscription = this.#subscriptions.add(params, onEvent, (it) => this.#unsubscribe(it));
+    if (this.#state === STATE.OPEN) this.#sendSubscribe(this.#connection, subscription);
     else this.connect().catch(() => {}); // a failed attempt rejects the subscription with the same error
-    return answer;
+    return subscription.confirmation;
   }
 
   /** A new token replaces the socket's credential without reconnecting. */
   reauthenticate(token) {
     const connection = this.#connection;
-    if (this.#state !== "open" || token === this.#socketToken) return;
+    if (this.#state !== STATE.OPEN || token === this.#socketToken) return;
     this.#socketToken = token;
     connection.request("auth", { token }).catch((error) => {
       if (connection !== this.#connection) return;
       if (error instanceof UnauthorizedError) return this.#lost(connection, { refusal: error });
-      if (error.code === "timeout") return this.#lost(connection, {}); // no answer: a dead socket
+      if (error.code === ERROR.TIMEOUT) return this.#lost(connection, {}); // no answer: a dead socket
       if (!CONNECTION_LOST_CODES.has(error.code)) this.#events.onError(error);
     });
   }
 
   /** Closes the open socket the way a network drop would; the reconnect logic takes over. */
   drop() {
-    if (this.#state === "open") this.#lost(this.#connection, {});
+    if (this.#state === STATE.OPEN) this.#lost(this.#connection, {});
   }
 
   /** The browser says the network is back: a reconnect waiting for its timer goes now. */
   wentOnline() {
     this.#online = true;
-    if (!this.#wanted || this.#state !== "reconnecting" || this.#connection || this.#attempting) return;
+    if (this.#state !== STATE.RECONNECTING || this.#connection || this.#attempting) return;
     this.#retrySoon();
   }
 
@@ -188,19 +150,16 @@ export class LiveSocket {
 
   /** Ends everything; `finalState` is "closed" (by the page) or "unauthorized" (the user signed out). */
   stop(reason, finalState) {
-    this.#wanted = false;
     this.#cancelTimers();
     this.#connection?.close(() => reason);
     this.#connection = null;
     for (const waiter of this.#openWaiters.splice(0)) waiter.reject(reason);
-    for (const subscription of this.#subscriptions.values()) {
-      this.#timers.cancel(subscription.retryTimer);
-      if (!subscription.confirmed) subscription.answer.reject(reason);
-      subscription.state = finalState === "closed" ? "closed" : "failed";
-    }
-    this.#subscriptions.clear();
-    this.#byServerId.clear();
+    this.#subscriptions.endAll(reason, finalState === STATE.CLOSED ? SUBSCRIPTION.CLOSED : SUBSCRIPTION.FAILED);
     this.#setState(finalState);
+  }
+
+  #wanted() {
+    return WANTED_STATES.has(this.#state);
   }
 
   #setState(state) {
@@ -213,32 +172,30 @@ export class LiveSocket {
   #retrySoon() {
     this.#timers.cancel(this.#retryTimer);
     this.#retryTimer = null;
-    const waitMs = this.#notBeforeMs - this.#now();
+    const waitMs = this.#schedule.waitMs();
     if (waitMs > 0) this.#retryTimer = this.#timers.after(waitMs, () => this.#attemptNow());
     else this.#attemptNow();
   }
 
   #startOver() {
-    this.#refusals = 0;
-    this.#attempt = 0;
-    this.#notBeforeMs = 0;
-    for (const subscription of this.#subscriptions.values()) subscription.state = "restoring";
+    this.#schedule.startOver();
+    this.#subscriptions.restartAll();
   }
 
   async #attemptNow() {
     this.#retryTimer = null;
-    if (!this.#wanted || this.#connection || this.#attempting) return;
+    if (!this.#wanted() || this.#connection || this.#attempting) return;
     this.#attempting = true;
     let token;
     try {
       token = await this.#tokenForAttempt();
     } catch (error) {
       this.#attempting = false;
-      if (this.#wanted) this.#attemptFailed(error); // a final refusal has stopped everything already
+      if (this.#wanted()) this.#attemptFailed(error); // a final refusal has stopped everything already
       return;
     }
     this.#attempting = false;
-    if (!this.#wanted) return;
+    if (!this.#wanted()) return;
     this.#socketToken = token;
     try {
       this.#connection = this.#open(token);
@@ -256,7 +213,7 @@ export class LiveSocket {
     } catch (error) {
       // The mint route is down, but the token the socket had is still valid: go with it now, and
       // try to mint again at the next attempt if this one fails too.
-      const stillValid = this.#renewReason === "reconnect" && !error?.final ? this.#tokens.validToken() : null;
+      const stillValid = this.#renewReason === REASON.RECONNECT && !error?.final ? this.#tokens.validToken() : null;
       if (!stillValid) throw error;
       this.#events.onError(error);
       return stillValid;
@@ -268,13 +225,11 @@ export class LiveSocket {
       WebSocket: this.#WebSocket,
       url: this.#url,
       timers: this.#timers,
+      now: this.#now,
       timeoutMs: this.#timeoutMs,
       onOpen: () => {
         this.#timers.cancel(this.#openTimer);
         this.#authenticate(connection, token);
-      },
-      onFrame: () => {
-        this.#lastFrameAtMs = this.#now();
       },
       onNotification: (method, params) => this.#onNotification(connection, method, params),
       onClose: (code) => {
@@ -284,7 +239,7 @@ export class LiveSocket {
     this.#openTimer = this.#timers.after(this.#timeoutMs, () => {
       if (connection !== this.#connection) return;
       const seconds = this.#timeoutMs / 1000;
-      const error = new RpcError("timeout", `The WebSocket did not open within ${seconds} s (requestTimeoutSec).`);
+      const error = new RpcError(ERROR.TIMEOUT, `The WebSocket did not open within ${seconds} s (requestTimeoutSec).`);
       this.#lost(connection, { error });
     });
     return connection;
@@ -298,24 +253,23 @@ export class LiveSocket {
       return this.#lost(connection, error instanceof UnauthorizedError ? { refusal: error } : { error });
     }
     if (connection !== this.#connection) return;
-    this.#refusals = 0;
+    this.#schedule.authenticated();
     this.#renewReason = null;
-    this.#authenticatedAtMs = this.#now();
-    this.#watchForSilence(connection);
-    this.#setState("open");
+    connection.watchForSilence(SILENCE_LIMIT_MS, () => {
+      if (connection === this.#connection) this.#lost(connection, {}); // half-open: died without a close frame
+    });
+    this.#setState(STATE.OPEN);
     for (const waiter of this.#openWaiters.splice(0)) waiter.resolve();
     // A refresh may have landed while the socket was opening.
     if (this.#tokens.latest) this.reauthenticate(this.#tokens.latest);
-    for (const subscription of this.#subscriptions.values()) this.#restore(connection, subscription);
+    for (const subscription of this.#subscriptions.all()) {
+      subscription.whenAllowed(() => this.#resubscribe(connection, subscription));
+    }
   }
 
-  /** Subscribes again on a new connection, once any retryAfter the service gave it has passed. */
-  #restore(connection, subscription) {
-    const waitMs = subscription.notBeforeMs - this.#now();
-    if (waitMs <= 0) return this.#sendSubscribe(connection, subscription);
-    subscription.retryTimer = this.#timers.after(waitMs, () => {
-      if (connection === this.#connection) this.#sendSubscribe(connection, subscription);
-    });
+  /** Subscribes on `connection`, unless it has been replaced meanwhile. */
+  #resubscribe(connection, subscription) {
+    if (connection === this.#connection) this.#sendSubscribe(connection, subscription);
   }
 
   #onNotification(connection, method, params) {
@@ -324,20 +278,7 @@ export class LiveSocket {
       const message = `The service ended the socket's credential (${method}).`;
       return this.#lost(connection, { refusal: new UnauthorizedError(message, params) });
     }
-    if (method === "matches.event") this.#deliver(params);
-  }
-
-  #watchForSilence(connection) {
-    const check = () => {
-      if (connection !== this.#connection) return;
-      const silentMs = this.#now() - this.#lastFrameAtMs;
-      if (silentMs < SILENCE_LIMIT_MS) {
-        this.#silenceTimer = this.#timers.after(SILENCE_LIMIT_MS - silentMs, check);
-      } else {
-        this.#lost(connection, {}); // half-open: the network died without a close frame
-      }
-    };
-    this.#silenceTimer = this.#timers.after(SILENCE_LIMIT_MS, check);
+    if (method === NOTIFICATION.MATCH_EVENT) this.#subscriptions.deliver(params);
   }
 
   /**
@@ -346,97 +287,75 @@ export class LiveSocket {
    * failed: timeout, rate_limited, ...), or nothing (dropped by us: dead or dropConnection()).
    */
   #lost(connection, { refusal = null, closeCode = null, error = null }) {
-    const wasOpen = this.#state === "open";
+    const wasOpen = this.#state === STATE.OPEN;
     connection.close();
     this.#connection = null;
     this.#timers.cancel(this.#openTimer);
-    this.#timers.cancel(this.#silenceTimer);
-    if (wasOpen && this.#now() - this.#authenticatedAtMs >= STABLE_AFTER_MS) this.#attempt = 0;
+    this.#schedule.ended();
     if (FINAL_CLOSE_CODES.has(closeCode)) {
       const message = `The service closed the socket with code ${closeCode}: this credential may not connect.`;
       return this.#giveUp(new UnauthorizedError(message, { closeCode }));
     }
-    if (closeCode === CLOSE_UNAUTHORIZED) {
+    if (closeCode === CLOSE.UNAUTHORIZED) {
       // The answer that came just before the close says why, when there was one.
       const said = connection.lastError instanceof UnauthorizedError ? connection.lastError : null;
       refusal = said ?? new UnauthorizedError("The service closed the socket with code 4401 (unauthorized).", { closeCode });
     }
     if (refusal) return this.#refused(refusal);
-    if (closeCode === CLOSE_RATE_LIMITED) error = rateLimitedClose(connection.lastError);
+    if (closeCode === CLOSE.RATE_LIMITED) error = rateLimitedClose(connection.lastError);
     if (error && !wasOpen) return this.#attemptFailed(error);
-    if (error) this.#deferBy(retryAfterSec(error));
+    if (error) this.#schedule.deferFor(error);
     if (!wasOpen) {
       const message = `The WebSocket closed before it was authenticated (code ${closeCode}).`;
-      return this.#attemptFailed(new RpcError("unavailable", message, { closeCode }));
+      return this.#attemptFailed(new RpcError(ERROR.UNAVAILABLE, message, { closeCode }));
     }
-    this.#renewReason = "reconnect";
+    this.#renewReason = REASON.RECONNECT;
     this.#scheduleRetry();
   }
 
   /** The credential was refused: once is retried with a newly minted token, twice is final. */
   #refused(refusal) {
     this.#tokens.refuse(this.#socketToken);
-    if (++this.#refusals >= 2) return this.#giveUp(refusal);
-    this.#renewReason = "unauthorized";
+    if (this.#schedule.refused()) return this.#giveUp(refusal);
+    this.#renewReason = REASON.UNAUTHORIZED;
     this.#scheduleRetry();
   }
 
   #attemptFailed(error) {
-    this.#deferBy(retryAfterSec(error));
+    this.#schedule.deferFor(error);
     this.#rejectWaiters(error);
     this.#scheduleRetry();
     this.#events.onError(error); // last: a listener may close() the client
   }
 
-  #deferBy(seconds) {
-    this.#notBeforeMs = Math.max(this.#notBeforeMs, this.#now() + seconds * 1000);
-  }
-
   /** Nothing more by itself: no socket, no mint, until the page calls connect() again. */
   #giveUp(error) {
-    this.#wanted = false;
     this.#cancelTimers();
     this.#tokens.refuse(this.#socketToken);
     this.#tokens.pause();
-    this.#byServerId.clear();
-    for (const subscription of this.#subscriptions.values()) {
-      this.#timers.cancel(subscription.retryTimer);
-      subscription.serverId = null;
-      subscription.state = "failed";
-    }
+    this.#subscriptions.suspendAll();
     this.#rejectWaiters(error);
-    this.#setState("unauthorized");
+    this.#setState(STATE.UNAUTHORIZED);
     this.#events.onError(error);
   }
 
   /** Pending connect() calls and subscriptions not yet confirmed settle with this attempt's error. */
   #rejectWaiters(error) {
     for (const waiter of this.#openWaiters.splice(0)) waiter.reject(error);
-    for (const subscription of this.#subscriptions.values()) {
-      if (subscription.confirmed) continue;
-      this.#subscriptions.delete(subscription.id);
-      subscription.state = "failed";
-      subscription.answer.reject(error);
-    }
+    this.#subscriptions.failUnconfirmed(error);
   }
 
   #scheduleRetry() {
-    this.#byServerId.clear();
-    for (const subscription of this.#subscriptions.values()) {
-      this.#timers.cancel(subscription.retryTimer);
-      subscription.serverId = null;
-      if (subscription.state === "active") subscription.state = "restoring";
-    }
-    this.#setState("reconnecting");
-    if (!this.#wanted) return; // a state listener closed the client
+    this.#subscriptions.detachAll();
+    this.#setState(STATE.RECONNECTING);
+    if (!this.#wanted()) return; // a state listener closed the client
     if (!this.#online) return this.#rejectWaiters(offline()); // wentOnline() schedules the attempt
-    const delayMs = Math.max(this.#notBeforeMs - this.#now(), backoff(this.#attempt++, { random: this.#random }));
-    this.#retryTimer = this.#timers.after(delayMs, () => this.#attemptNow());
+    this.#retryTimer = this.#timers.after(this.#schedule.nextDelayMs(), () => this.#attemptNow());
   }
 
   #cancelTimers() {
-    for (const timer of [this.#retryTimer, this.#openTimer, this.#silenceTimer]) this.#timers.cancel(timer);
-    this.#retryTimer = this.#openTimer = this.#silenceTimer = null;
+    for (const timer of [this.#retryTimer, this.#openTimer]) this.#timers.cancel(timer);
+    this.#retryTimer = this.#openTimer = null;
   }
 
   async #sendSubscribe(connection, subscription) {
@@ -444,60 +363,44 @@ export class LiveSocket {
     try {
       result = await connection.request("matches.subscribe", subscription.params);
     } catch (error) {
-      if (connection !== this.#connection || !this.#subscriptions.has(subscription.id)) return;
+      if (connection !== this.#connection || !this.#subscriptions.has(subscription)) return;
       if (CONNECTION_LOST_CODES.has(error.code)) return; // the next connection restores it
       return this.#subscribeRefused(connection, subscription, error);
     }
     if (connection !== this.#connection) return;
-    if (!this.#subscriptions.has(subscription.id)) {
+    if (!this.#subscriptions.has(subscription)) {
       // Unsubscribed while the server was still saying yes.
       const unsubscribed = connection.request("matches.unsubscribe", { subscriptionId: result.subscriptionId });
       return unsubscribed.catch(() => {});
     }
-    subscription.serverId = result.subscriptionId;
-    subscription.state = "active";
-    subscription.failures = 0;
-    this.#byServerId.set(result.subscriptionId, subscription);
-    if (!subscription.confirmed) {
-      subscription.confirmed = true;
-      subscription.answer.resolve(subscription.handle);
-    }
+    this.#subscriptions.activate(subscription, result.subscriptionId);
   }
 
   /** A first subscribe rejects its caller; a restore is retried, unless no retry can help. */
   #subscribeRefused(connection, subscription, error) {
-    if (!subscription.confirmed || FINAL_SUBSCRIBE_CODES.has(error.code)) {
-      this.#subscriptions.delete(subscription.id);
-      subscription.state = "failed";
-      if (!subscription.confirmed) return subscription.answer.reject(error);
+    if (!subscription.confirmed) {
+      this.#subscriptions.remove(subscription);
+      return subscription.fail(error);
     }
-    if (subscription.state !== "failed") {
-      const delayMs = retryDelayMs(error, subscription.failures++, this.#random);
-      subscription.notBeforeMs = this.#now() + retryAfterSec(error) * 1000; // a new socket waits too
-      subscription.retryTimer = this.#timers.after(delayMs, () => {
-        if (connection === this.#connection) this.#sendSubscribe(connection, subscription);
-      });
+    if (FINAL_SUBSCRIBE_CODES.has(error.code)) {
+      this.#subscriptions.remove(subscription);
+      subscription.fail(error);
+    } else {
+      subscription.retryLater(error, () => this.#resubscribe(connection, subscription));
     }
     this.#events.onError(error);
   }
 
   async #unsubscribe(subscription) {
-    if (!this.#subscriptions.delete(subscription.id)) return;
-    this.#timers.cancel(subscription.retryTimer);
-    subscription.state = "closed";
-    if (subscription.serverId === null) return;
-    this.#byServerId.delete(subscription.serverId);
-    if (this.#state !== "open") return;
+    const serverId = subscription.serverId;
+    if (!this.#subscriptions.remove(subscription)) return;
+    subscription.close();
+    if (serverId === null || this.#state !== STATE.OPEN) return;
     try {
-      await this.#connection.request("matches.unsubscribe", { subscriptionId: subscription.serverId });
+      await this.#connection.request("matches.unsubscribe", { subscriptionId: serverId });
     } catch (error) {
       // A closed socket drops the subscription anyway.
       if (!CONNECTION_LOST_CODES.has(error.code)) throw error;
     }
-  }
-
-  #deliver(params) {
-    const subscription = this.#byServerId.get(params?.subscriptionId);
-    if (subscription) callSafely(subscription.onEvent, { ...params, subscriptionId: subscription.id });
   }
 }

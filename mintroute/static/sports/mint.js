@@ -151,10 +151,11 @@ async function refusalFrom(response, source, nowMs) {
   const code = typeof body?.error === "string" ? ` ${body.error}` : "";
   const detail = typeof body?.message === "string" ? `: ${body.message}` : "";
   const sentence = `${source} answered ${response.status}${code}${detail}`;
+  // An HTTP-date Retry-After is in the server's time, like its Date header.
+  const serverNowMs = Date.parse(response.headers.get("Date")) || nowMs;
   const error = new AuthEndpointError(/[.!?]$/.test(sentence) ? sentence : `${sentence}.`, {
     status: response.status,
-    // An HTTP-date Retry-After is in the server's time, like its Date header.
-    retryAfter: retryAfterSeconds(response.headers.get("Retry-After"), Date.parse(response.headers.get("Date")) || nowMs),
+    retryAfter: parseRetryAfterHeader(response.headers.get("Retry-After"), serverNowMs),
   });
   if (error.final) {
     error.message += " The user has to sign in (or pass the CSRF header in authHeaders) before a token can be minted.";
@@ -162,7 +163,8 @@ async function refusalFrom(response, source, nowMs) {
   return error;
 }
 
-function retryAfterSeconds(headerValue, nowMs) {
+/** A Retry-After header's seconds (it may be a number or an HTTP date); null when absent or unreadable. */
+function parseRetryAfterHeader(headerValue, nowMs) {
   if (headerValue == null || headerValue.trim() === "") return null;
   const seconds = Number(headerValue);
   if (Number.isFinite(seconds)) return Math.max(0, seconds);

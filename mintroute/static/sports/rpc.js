@@ -1,12 +1,14 @@
 /** JSON-RPC 2.0 envelopes, and JSON over HTTP. */
 
+import { ERROR } from "./constants.js";
 import { RpcError, UnauthorizedError, describe } from "./errors.js";
 
+/** The RpcError (UnauthorizedError for "unauthorized") for a JSON-RPC `error` object. */
 export function rpcErrorFrom(error, requestId) {
-  const code = typeof error?.code === "string" ? error.code : "internal_error";
+  const code = typeof error?.code === "string" ? error.code : ERROR.INTERNAL_ERROR;
   const message = typeof error?.message === "string" ? error.message : "The service answered with an error.";
   const data = error?.data;
-  return code === "unauthorized"
+  return code === ERROR.UNAUTHORIZED
     ? new UnauthorizedError(message, data, { requestId })
     : new RpcError(code, message, data, { requestId });
 }
@@ -18,7 +20,7 @@ function isEnvelope(body) {
 
 /** The `result` of a JSON-RPC answer to request `requestId`, or the error it carries. */
 export function resultOf(envelope, requestId) {
-  const badResponse = (message) => new RpcError("bad_response", message, undefined, { requestId });
+  const badResponse = (message) => new RpcError(ERROR.BAD_RESPONSE, message, undefined, { requestId });
   if (!isEnvelope(envelope)) throw badResponse("The service's answer is not a JSON-RPC 2.0 envelope.");
   // A parse_error cannot echo the id (null); any other mismatch belongs to another request.
   const idMatches = envelope.id === requestId || (envelope.error && envelope.id === null);
@@ -42,12 +44,12 @@ export async function postRpc({ fetch, url, requestId, method, params, token, si
     });
   } catch (cause) {
     const message = `The service at ${url} is unreachable (${describe(cause)}).`;
-    throw new RpcError("unavailable", message, undefined, { requestId, cause });
+    throw new RpcError(ERROR.UNAVAILABLE, message, undefined, { requestId, cause });
   }
   const envelope = await readJson(response);
   if (!isEnvelope(envelope) && !response.ok) {
     const message = `The service at ${url} answered HTTP ${response.status}.`;
-    throw new RpcError("unavailable", message, { status: response.status }, { requestId });
+    throw new RpcError(ERROR.UNAVAILABLE, message, { status: response.status }, { requestId });
   }
   return resultOf(envelope, requestId);
 }

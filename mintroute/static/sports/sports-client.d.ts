@@ -1,4 +1,81 @@
 // Types for sports-client.js, the browser flavour of the sports-data client.
+//
+// They compile with no DOM library ("lib": ["es2022"], "types": []), as in React Native: every
+// shape the client needs of its runtime is declared below. Where the program does have the DOM
+// library (or @types/node), what the client hands out, such as fetchToken's `signal`, has the
+// runtime's own type, and the runtime's objects (fetch, WebSocket, Headers, ...) fit the shapes.
+
+/** The instances' type of the global class `Name` when the program declares one, else `Fallback`. */
+type InstanceOfGlobal<Name extends string, Fallback> =
+  typeof globalThis extends Record<Name, { prototype: infer Instance }> ? Instance : Fallback;
+
+/** What the client needs of an AbortSignal. */
+export interface AbortSignalLike {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  addEventListener(type: "abort", listener: () => void): void;
+  removeEventListener(type: "abort", listener: () => void): void;
+}
+
+/** The signal the client passes to fetch and fetchToken: the runtime's AbortSignal where it has one. */
+export type ClientAbortSignal = InstanceOfGlobal<"AbortSignal", AbortSignalLike>;
+
+/** What the client needs of a Headers object. */
+export interface HeadersLike {
+  get(name: string): string | null;
+  forEach(callback: (value: string, name: string) => void): void;
+}
+
+/** What the client reads of fetch's Response. */
+export interface ResponseLike {
+  readonly ok: boolean;
+  readonly status: number;
+  readonly headers: HeadersLike;
+  readonly redirected: boolean;
+  readonly type: string;
+  readonly url: string;
+  json(): Promise<unknown>;
+}
+
+/** The fetch the client calls: a POST with a JSON body, to the mint route or the RPC endpoint. */
+export type FetchLike = (
+  url: string,
+  init: {
+    method: "POST";
+    headers: Record<string, string>;
+    body: string;
+    credentials: "same-origin" | "omit";
+    signal: ClientAbortSignal;
+  },
+) => Promise<ResponseLike>;
+
+/** What the client needs of a WebSocket (the browser's, React Native's, or the ws package's). */
+export interface WebSocketLike {
+  send(data: string): void;
+  close(code?: number): void;
+  addEventListener(type: "open", listener: () => void): void;
+  addEventListener(type: "message", listener: (event: { readonly data: unknown }) => void): void;
+  addEventListener(type: "close", listener: (event: { readonly code: number }) => void): void;
+}
+
+/** What the client needs of a BroadcastChannel; it receives through `onmessage`. */
+export interface BroadcastChannelLike {
+  onmessage: ((event: InstanceOfGlobal<"MessageEvent", { readonly data: unknown }>) => void) | null;
+  postMessage(message: unknown): void;
+  close(): void;
+}
+
+/** What the client needs of the Web Locks API (`navigator.locks`). */
+export interface LocksLike {
+  request(name: string, callback: (lock: unknown) => Promise<void>): Promise<unknown>;
+}
+
+/** What the client needs of `document`: whether the page is visible, and when that changes. */
+export interface DocumentLike {
+  readonly visibilityState: string;
+  addEventListener(type: "visibilitychange", listener: () => void): void;
+  removeEventListener(type: "visibilitychange", listener: () => void): void;
+}
 
 /** What the mint route (or fetchToken) returns. */
 export interface TokenResponse {
@@ -68,7 +145,7 @@ export interface ClientEvents {
   token: TokenEvent;
 }
 
-type HeaderMap = Record<string, string> | Headers;
+type HeaderMap = Record<string, string> | HeadersLike;
 
 /** What the client needs of `window`: the `online` and `offline` events. */
 export interface NetworkEvents {
@@ -85,7 +162,11 @@ interface CommonOptions {
   refreshLeewaySec?: number;
   /** A mint (POST to authEndpoint, or fetchToken) not settled by then fails with AuthEndpointError status 0 and is aborted. Default 10. */
   authTimeoutSec?: number;
-  /** An RPC, or a socket frame awaiting its answer, not answered by then fails with RpcError "timeout". Default 10. */
+  /**
+   * An RPC, or a socket frame awaiting its answer, not answered by then fails with RpcError "timeout".
+   * A call made while a refresh is in flight waits for it only when the held token expires within
+   * this; otherwise it goes at once with the held token. Default 10.
+   */
   requestTimeoutSec?: number;
   /**
    * Name of the BroadcastChannel that shares tokens between tabs; the Web Lock is "<name>-refresh".
@@ -94,15 +175,16 @@ interface CommonOptions {
   channelName?: string;
 
   // Injectables, mostly for tests. Each defaults to the browser's; null turns the feature off.
-  fetch?: typeof globalThis.fetch;
-  WebSocket?: new (url: string) => WebSocket;
+  fetch?: FetchLike;
+  /** Without one (and without a global WebSocket) connect() and subscribe() reject, saying so. */
+  WebSocket?: (new (url: string) => WebSocketLike) | null;
   now?: () => number;
   setTimeout?: (callback: () => void, delayMs: number) => unknown;
   clearTimeout?: (handle: unknown) => void;
   random?: () => number;
-  BroadcastChannel?: (new (name: string) => BroadcastChannel) | null;
-  locks?: Pick<LockManager, "request"> | null;
-  document?: Pick<Document, "visibilityState" | "addEventListener" | "removeEventListener"> | null;
+  BroadcastChannel?: (new (name: string) => BroadcastChannelLike) | null;
+  locks?: LocksLike | null;
+  document?: DocumentLike | null;
   /** Its online/offline events: offline skips reconnect attempts, online reconnects at once. */
   window?: NetworkEvents | null;
 }
@@ -125,7 +207,7 @@ export type SportsClientOptions = CommonOptions &
          * Replaces the POST to authEndpoint; its answer is checked like the route's. `signal` aborts
          * when authTimeoutSec passes or the client is closed. Clock skew is read from the JWT's `iat`.
          */
-        fetchToken: (request: { reason: TokenReason; signal: AbortSignal }) => Promise<TokenResponse>;
+        fetchToken: (request: { reason: TokenReason; signal: ClientAbortSignal }) => Promise<TokenResponse>;
         authEndpoint?: never;
         authHeaders?: never;
       }

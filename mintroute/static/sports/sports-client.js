@@ -15,21 +15,26 @@
  *
  * The folder, one idea per file:
  *     sports-client.js   this file: the client and its options
+ *     constants.js       close codes, error codes, reasons and states, named once
  *     errors.js          RpcError, UnauthorizedError, AuthEndpointError
  *     events.js          the "state", "error" and "token" events
- *     timing.js          backoff and timers
+ *     timing.js          backoff, retry-after and timers
  *     mint.js            getting one token from the mint route or fetchToken
- *     token-keeper.js    holding the token and refreshing it, one mint across tabs
+ *     tab-sharing.js     one mint per refresh across tabs: a Web Lock and a BroadcastChannel
+ *     token-keeper.js    holding the token and refreshing it
  *     rpc.js             JSON-RPC envelopes and calls over HTTP
- *     connection.js      one WebSocket and its pending requests
- *     live-socket.js     reconnecting, giving up, subscriptions
+ *     connection.js      one WebSocket: its pending requests, and its silence
+ *     subscriptions.js   each subscription's state, and the registry of them
+ *     live-socket.js     connecting, reconnecting, giving up
  */
 
+import { ERROR, REASON, STATE } from "./constants.js";
 import { AuthEndpointError, RpcError, UnauthorizedError } from "./errors.js";
 import { Emitter } from "./events.js";
 import { LiveSocket } from "./live-socket.js";
 import { callbackSource, routeSource } from "./mint.js";
 import { postRpc } from "./rpc.js";
+import { TabSharing } from "./tab-sharing.js";
 import { Timers, backoff } from "./timing.js";
 import { TokenKeeper } from "./token-keeper.js";
 
@@ -62,11 +67,32 @@ function option(options, name, fallback) {
   return options[name] === undefined ? fallback : options[name];
 }
 
+/**
+ * The socket beside the RPC endpoint: "https://host/prefix" gives "wss://host/prefix/sdk/v1/ws".
+ * Built as a string: where URL objects are read-only (React Native) assigning to one throws.
+ */
 function defaultWsUrl(baseUrl) {
-  const url = new URL(baseUrl);
-  url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
-  url.pathname = url.pathname.replace(/\/$/, "") + WS_PATH;
-  return url.toString();
+  const scheme = /^(https?):\/\//i.exec(baseUrl)?.[1].toLowerCase();
+  if (!scheme) {
+    throw new TypeError(
+      `baseUrl must start with http:// or https:// (got "${baseUrl}"), or pass wsUrl for the socket's address.`,
+    );
+  }
+  return (scheme === "https" ? "wss" : "ws") + baseUrl.slice(scheme.length) + WS_PATH;
+}
+
+/** The WebSocket to use, or why there is none (connect() says so). */
+function webSocketFrom(options) {
+  if (options.WebSocket === null) {
+    const noWebSocket =
+      "This client was given WebSocket: null, so it makes HTTP calls only; leave the option out to connect.";
+    return { WebSocket: null, noWebSocket };
+  }
+  const WebSocket = options.WebSocket ?? globalThis.WebSocket;
+  const noWebSocket =
+    "This JavaScript runtime has no global WebSocket (Node.js before 22, for one): pass a WebSocket class " +
+    "as the WebSocket option, e.g. the ws package's, to connect() and subscribe().";
+  return { WebSocket: WebSocket ?? null, noWebSocket };
 }
 
 /** Tabs share tokens per mint route (or per service with fetchToken), never across services. */
@@ -121,6 +147,8 @@ export class SportsClient {
       throw new TypeError('baseUrl is required when the page has no origin (e.g. "https://sports.example.com").');
     }
     this.#baseUrl = baseUrl.replace(/\/+$/, "");
+    // Before anything is opened: a constructor that throws must leave no channel or timer behind.
+    const wsUrl = options.wsUrl ?? defaultWsUrl(this.#baseUrl);
     this.#requestTimeoutMs = settings.requestTimeoutSec * 1000;
     this.#stopped = new Promise((_, reject) => {
       this.#stop = reject;
@@ -137,16 +165,22 @@ export class SportsClient {
     const source = fetchToken
       ? callbackSource({ fetchToken, now })
       : routeSource({ fetch: this.#fetch, endpoint: authEndpoint, authHeaders, now });
+    const tabs = new TabSharing({
+      locks: option(options, "locks", globalThis.navigator?.locks),
+      BroadcastChannel: option(options, "BroadcastChannel", globalThis.BroadcastChannel),
+      channelName: options.channelName ?? defaultChannelName({ authEndpoint, baseUrl: this.#baseUrl }),
+      timers: this.#timers,
+      lockWaitMs: settings.authTimeoutSec * 1000,
+    });
     this.#tokens = new TokenKeeper({
       source,
       leewayMs: settings.refreshLeewaySec * 1000,
       timeoutMs: settings.authTimeoutSec * 1000,
+      waitForRefreshMs: this.#requestTimeoutMs,
       now,
       random,
       timers: this.#timers,
-      locks: option(options, "locks", globalThis.navigator?.locks),
-      BroadcastChannel: option(options, "BroadcastChannel", globalThis.BroadcastChannel),
-      channelName: options.channelName ?? defaultChannelName({ authEndpoint, baseUrl: this.#baseUrl }),
+      tabs,
       events: {
         onToken: (record, details) => this.#tokenArrived(record, details),
         onFinal: (error) => this.#refusedForGood(error),
@@ -154,8 +188,8 @@ export class SportsClient {
       },
     });
     this.#live = new LiveSocket({
-      url: options.wsUrl ?? defaultWsUrl(this.#baseUrl),
-      WebSocket: option(options, "WebSocket", globalThis.WebSocket),
+      url: wsUrl,
+      ...webSocketFrom(options),
       tokens: this.#tokens,
       timers: this.#timers,
       now,
@@ -195,7 +229,7 @@ export class SportsClient {
       } catch (error) {
         if (!(error instanceof UnauthorizedError)) throw error;
       }
-      const retryToken = await this.#tokens.replace(token, "unauthorized");
+      const retryToken = await this.#tokens.replace(token, REASON.UNAUTHORIZED);
       try {
         return await this.#post(method, params, retryToken);
       } catch (error) {
@@ -234,7 +268,7 @@ export class SportsClient {
 
   /** Stops everything for good; whatever is pending rejects at once with RpcError "closed". */
   close() {
-    this.#shutdown(new RpcError("closed", "This SportsClient was closed; create a new one."), "closed");
+    this.#shutdown(new RpcError(ERROR.CLOSED, "This SportsClient was closed; create a new one."), STATE.CLOSED);
   }
 
   /** `work()`, settled at once with the reason if the client stops first. */
@@ -249,7 +283,7 @@ export class SportsClient {
     this.#requests.add(abort);
     const timedOut = () => {
       const seconds = this.#requestTimeoutMs / 1000;
-      const error = new RpcError("timeout", `${method} got no answer within ${seconds} s (requestTimeoutSec).`, undefined, {
+      const error = new RpcError(ERROR.TIMEOUT, `${method} got no answer within ${seconds} s (requestTimeoutSec).`, undefined, {
         requestId,
       });
       abort.abort(error);
@@ -275,7 +309,7 @@ export class SportsClient {
   /** The mint route said the user is signed out: retrying cannot help until they sign in again. */
   #refusedForGood(error) {
     if (this.#stoppedBy) return;
-    this.#shutdown(error, "unauthorized");
+    this.#shutdown(error, STATE.UNAUTHORIZED);
     this.#events.emit("error", error);
   }
 

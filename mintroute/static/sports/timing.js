@@ -3,7 +3,7 @@
  * runs on the injected setTimeout/clearTimeout, so a test can move time by hand.
  */
 
-import { retryAfterSec } from "./errors.js";
+import { AuthEndpointError } from "./errors.js";
 
 const BACKOFF = Object.freeze({ baseMs: 500, capMs: 30_000 });
 /** setTimeout fires at once for larger delays (a signed 32-bit overflow). */
@@ -16,6 +16,15 @@ const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 export function backoff(attempt, options = {}) {
   const { baseMs = BACKOFF.baseMs, capMs = BACKOFF.capMs, random = Math.random } = options;
   return random() * Math.min(capMs, baseMs * 2 ** attempt);
+}
+
+/**
+ * How long the service (`error.data.retryAfter`) or the mint route (`Retry-After`, read into
+ * `AuthEndpointError.retryAfter`) asked us to wait before trying again, in seconds; 0 when neither.
+ */
+export function retryAfterSec(error) {
+  const seconds = error instanceof AuthEndpointError ? error.retryAfter : error?.data?.retryAfter;
+  return Number.isFinite(seconds) && seconds > 0 ? seconds : 0;
 }
 
 /** The wait before attempt `attempt`: the backoff, but never less than the server asked for. */

@@ -1,65 +1,65 @@
 /**
  * The token keeper: holds the current token and decides when a new one is needed. One mint in
- * flight per tab, bounded in time, and one mint per refresh across the tabs of an origin (a Web
- * Lock, and a BroadcastChannel that shares the result).
+ * flight per tab, bounded in time; the tabs of an origin share it (tab-sharing.js).
  *
  * A held token is *fresh* until `refreshAtMs` (leeway seconds before its expiry, in the server's
  * time) and *valid* until it expires. Between the two a refresh runs in the background; calls keep
  * using the valid token, and a refresh that fails is retried with backoff, not once per call.
  */
 
-import { AuthEndpointError, retryAfterSec } from "./errors.js";
-import { tokenShapeProblem } from "./mint.js";
-import { retryDelayMs } from "./timing.js";
+import { REASON, REFRESH } from "./constants.js";
+import { AuthEndpointError } from "./errors.js";
+import { retryAfterSec, retryDelayMs } from "./timing.js";
 
-/** BroadcastChannel delivers asynchronously; holding the lock this long lets the news land first. */
-const BROADCAST_SETTLE_MS = 50;
-/** Without Web Locks, tabs whose refresh timers fire together spread out over this window. */
-const UNLOCKED_REFRESH_SPREAD_MS = 2_000;
-
+/** Holds one token at a time: current() for a call, replace() after a refusal. */
 export class TokenKeeper {
   #source;
   #leewayMs;
   #timeoutMs;
+  #waitForRefreshMs;
   #now;
   #random;
   #timers;
-  #locks;
-  #lockName;
-  #channel = null;
+  #tabs;
   #events;
+  /** {token, expiresAt, expiresAtMs, skewMs, refreshAtMs}, or null before the first token. */
   #held = null;
-  /** The service refused the held token: it is never sent again, the next use mints afresh. */
-  #heldRefused = false;
+  /** The service refused this token: it is never sent again, the next use mints afresh. */
+  #refusedToken = null;
+  #phase = REFRESH.ON_SCHEDULE;
+  #stopReason = null;
   #inFlight = null;
   #mintAbort = null;
+  /** The next scheduled refresh, or the backoff timer of a failed one (phase RETRYING). */
   #refreshTimer = null;
   #refreshFailures = 0;
-  /** The mint route's Retry-After: no mint before this time, whoever asks. */
-  #mintNotBeforeMs = 0;
-  #mintRefusalStatus = 0;
-  /** A refresh failed and waits for its backoff timer; calls meanwhile use the valid token. */
-  #retrying = false;
-  /** Set when the live socket gave up: no timer mints until the page asks for something again. */
-  #paused = false;
-  #stoppedBy = null;
+  /** The mint route's Retry-After: {untilMs, status}; no mint before then, whoever asks. */
+  #mintDeferral = null;
 
-  constructor({ source, leewayMs, timeoutMs, now, random, timers, locks, BroadcastChannel, channelName, events }) {
+  /**
+   * @param {object} options
+   * @param {{name: string, mint: Function}} options.source where tokens come from (mint.js)
+   * @param {number} options.leewayMs refresh this long before expiry
+   * @param {number} options.timeoutMs a mint not settled by then fails (authTimeoutSec)
+   * @param {number} options.waitForRefreshMs a call waits for a refresh only when the held token
+   *   expires within this (requestTimeoutSec); otherwise it goes at once with the held token
+   * @param {() => number} options.now
+   * @param {() => number} options.random
+   * @param {Timers} options.timers from timing.js
+   * @param {TabSharing} options.tabs from tab-sharing.js
+   * @param {{onToken: Function, onFinal: Function, onBackgroundError: Function}} options.events
+   */
+  constructor({ source, leewayMs, timeoutMs, waitForRefreshMs, now, random, timers, tabs, events }) {
     this.#source = source;
     this.#leewayMs = leewayMs;
     this.#timeoutMs = timeoutMs;
+    this.#waitForRefreshMs = waitForRefreshMs;
     this.#now = now;
     this.#random = random;
     this.#timers = timers;
-    this.#locks = locks;
-    this.#lockName = `${channelName}-refresh`;
+    this.#tabs = tabs;
     this.#events = events;
-    try {
-      this.#channel = BroadcastChannel ? new BroadcastChannel(channelName) : null;
-      if (this.#channel) this.#channel.onmessage = (message) => this.#receiveFromTab(message.data);
-    } catch {
-      this.#channel = null; // a frame where it is refused: this tab mints for itself
-    }
+    tabs.listen((record, reason) => this.#receiveFromTab(record, reason));
   }
 
   /** The token to send now (the latest usable one, fresh or not), or null. */
@@ -70,7 +70,7 @@ export class TokenKeeper {
   /** A token to send: the held one while it is fresh or a refresh is under way, else a new one. */
   async current() {
     this.#resume();
-    if (this.#stoppedBy) throw this.#stoppedBy;
+    if (this.#stopReason) throw this.#stopReason;
     if (this.#usable() && this.#isFresh()) return this.#held.token;
     if (this.#usable() && this.#isValid()) return this.#refreshedOrHeld();
     const record = await this.#fetchOnce(this.#reasonForNewToken());
@@ -82,7 +82,7 @@ export class TokenKeeper {
     this.#resume();
     // A fetch already under way may bring the replacement; waiting for it saves a second mint.
     if (this.#inFlight) await this.#inFlight.catch(() => {});
-    if (this.#stoppedBy) throw this.#stoppedBy;
+    if (this.#stopReason) throw this.#stopReason;
     if (this.#usable() && this.#held.token !== rejectedToken && this.#isFresh()) return this.#held.token;
     const record = await this.#fetchOnce(reason);
     return record.token;
@@ -95,34 +95,34 @@ export class TokenKeeper {
 
   /** The service refused `token`: never send it again. */
   refuse(token) {
-    if (this.#held?.token === token) this.#heldRefused = true;
+    if (this.#held?.token === token) this.#refusedToken = token;
   }
 
   /** No more minting by timer until current() or replace() is called (the socket gave up). */
   pause() {
-    this.#paused = true;
-    this.#retrying = false;
-    this.#timers.cancel(this.#refreshTimer);
-    this.#refreshTimer = null;
+    if (this.#phase === REFRESH.STOPPED) return;
+    this.#phase = REFRESH.PAUSED;
+    this.#cancelRefreshTimer();
   }
 
   /** Hidden tabs get their timers throttled or frozen; a tab coming back checks the time itself. */
   checkFreshness() {
-    if (this.#stoppedBy || this.#paused || this.#inFlight || this.#retrying) return;
+    if (this.#phase !== REFRESH.ON_SCHEDULE || this.#inFlight) return;
     if (this.#usable() && !this.#isFresh()) this.#refreshDue({ spread: false });
   }
 
+  /** For good: no timer, no mint; the one in flight is aborted with `reason`. */
   stop(reason) {
-    this.#stoppedBy ??= reason;
-    this.#timers.cancel(this.#refreshTimer);
-    this.#refreshTimer = null;
+    if (this.#phase === REFRESH.STOPPED) return;
+    this.#phase = REFRESH.STOPPED;
+    this.#stopReason = reason;
+    this.#cancelRefreshTimer();
     this.#mintAbort?.abort(reason);
-    this.#channel?.close();
-    this.#channel = null;
+    this.#tabs.close();
   }
 
   #usable() {
-    return this.#held !== null && !this.#heldRefused;
+    return this.#held !== null && this.#held.token !== this.#refusedToken;
   }
 
   #isFresh() {
@@ -130,96 +130,101 @@ export class TokenKeeper {
   }
 
   #isValid() {
-    return this.#now() + this.#held.skewMs < this.#held.expiresAtMs;
+    return this.#remainingMs() > 0;
+  }
+
+  /** How long the held token stays valid, on the server's clock. */
+  #remainingMs() {
+    return this.#held.expiresAtMs - this.#held.skewMs - this.#now();
   }
 
   /**
-   * Inside the leeway window: the refreshed token if it comes soon enough, else the held one. The
-   * wait is at most half the held token's remaining life, so the call still goes out with it valid.
+   * Inside the leeway window a refresh runs in the background and the call goes at once with the
+   * held token, unless that token expires within `waitForRefreshMs`: then the call waits for the
+   * refresh, at most half the held token's remaining life, so it can still go out with it valid.
    */
   async #refreshedOrHeld() {
-    if (this.#retrying) return this.#held.token;
+    if (this.#phase === REFRESH.RETRYING) return this.#held.token;
     if (!this.#inFlight) this.#refreshInBackground(); // it reports its own failure
     const refresh = this.#inFlight;
-    if (!refresh) return this.#held.token; // the route asked us to wait (Retry-After)
-    const remainingMs = this.#held.expiresAtMs - this.#held.skewMs - this.#now();
+    const remainingMs = this.#remainingMs();
+    // No refresh (the route asked us to wait), or one this call need not wait for.
+    if (!refresh || remainingMs > this.#waitForRefreshMs) return this.#held.token;
     const tooSlow = new Error("the refresh is taking too long");
     try {
       return (await this.#timers.deadline(refresh, remainingMs / 2, () => tooSlow)).token;
     } catch (error) {
-      if (error !== tooSlow && (error?.final || this.#stoppedBy)) throw error;
+      if (error !== tooSlow && (error?.final || this.#stopReason)) throw error;
       if (this.#usable() && this.#isValid()) return this.#held.token;
       throw error;
     }
   }
 
   #reasonForNewToken() {
-    if (this.#heldRefused) return "unauthorized";
-    return this.#held ? "refresh" : "initial";
+    if (this.#held && !this.#usable()) return REASON.UNAUTHORIZED;
+    return this.#held ? REASON.REFRESH : REASON.INITIAL;
   }
 
   #resume() {
-    if (!this.#paused) return;
-    this.#paused = false;
-    if (this.#usable() && !this.#stoppedBy) this.#scheduleRefresh();
+    if (this.#phase !== REFRESH.PAUSED) return;
+    this.#phase = REFRESH.ON_SCHEDULE;
+    if (this.#usable()) this.#scheduleRefresh();
   }
 
   #fetchOnce(reason) {
-    const waitMs = this.#mintNotBeforeMs - this.#now();
-    if (!this.#inFlight && waitMs > 0) {
+    if (this.#inFlight) return this.#inFlight;
+    const waitMs = this.#mintDeferral ? this.#mintDeferral.untilMs - this.#now() : 0;
+    if (waitMs > 0) {
       const seconds = Math.ceil(waitMs / 1000);
       const message = `${this.#source.name} asked to wait ${seconds} s more (Retry-After); no token was requested.`;
-      return Promise.reject(new AuthEndpointError(message, { status: this.#mintRefusalStatus, retryAfter: seconds }));
+      return Promise.reject(new AuthEndpointError(message, { status: this.#mintDeferral.status, retryAfter: seconds }));
     }
-    if (!this.#inFlight) {
-      this.#timers.cancel(this.#refreshTimer); // the mint's outcome schedules what comes next
-      this.#refreshTimer = null;
-      this.#retrying = false;
-      this.#inFlight = this.#acquire(reason)
-        .catch((error) => {
-          this.#mintFailed(error);
-          throw error;
-        })
-        .finally(() => {
-          this.#inFlight = null;
-        });
-    }
+    this.#cancelRefreshTimer(); // the mint's outcome schedules what comes next
+    if (this.#phase === REFRESH.RETRYING) this.#phase = REFRESH.ON_SCHEDULE;
+    this.#inFlight = this.#acquire(reason)
+      .catch((error) => {
+        this.#mintFailed(error);
+        throw error;
+      })
+      .finally(() => {
+        this.#inFlight = null;
+      });
     return this.#inFlight;
   }
 
   #mintFailed(error) {
     if (error?.final) return this.#events.onFinal(error);
-    if (retryAfterSec(error)) {
-      this.#mintNotBeforeMs = this.#now() + retryAfterSec(error) * 1000;
-      this.#mintRefusalStatus = error.status;
-    }
-    if (this.#stoppedBy || this.#paused || !this.#usable()) return;
+    const seconds = retryAfterSec(error);
+    if (seconds) this.#mintDeferral = { untilMs: this.#now() + seconds * 1000, status: error.status };
+    if (this.#phase !== REFRESH.ON_SCHEDULE || !this.#usable()) return;
     if (this.#isFresh()) return this.#scheduleRefresh(); // a mint for a socket failed: the refresh stays due
     if (!this.#isValid()) return; // nothing left to keep fresh: the next call mints
     // A valid token is still held: keep it in use and try again later.
-    this.#retrying = true;
+    this.#phase = REFRESH.RETRYING;
     const delayMs = retryDelayMs(error, this.#refreshFailures++, this.#random);
     this.#refreshTimer = this.#timers.after(delayMs, () => {
       this.#refreshTimer = null;
-      this.#retrying = false;
+      this.#phase = REFRESH.ON_SCHEDULE;
       if (this.#usable() && this.#isValid()) this.#refreshInBackground(); // else the next call mints
     });
   }
 
+  /** A refresh takes the tabs' lock; a mint for another reason is this tab's alone. */
   #acquire(reason) {
-    return reason === "refresh" && this.#locks ? this.#refreshUnderLock() : this.#mintAndShare(reason);
+    if (reason !== REASON.REFRESH) return this.#mintAndShare(reason);
+    return this.#tabs.exclusively(async () => {
+      if (this.#stopReason) throw this.#stopReason;
+      // Queued behind another tab that has just shared a new token: nothing left to do.
+      if (this.#usable() && this.#isFresh()) return this.#held;
+      return this.#mintAndShare(reason);
+    });
   }
 
   async #mintAndShare(reason) {
     const record = await this.#mint(reason);
-    if (this.#stoppedBy) throw this.#stoppedBy;
+    if (this.#stopReason) throw this.#stopReason;
     this.#accept(record, { reason, mintedBy: "self" });
-    const { token, expiresAt, skewMs } = record;
-    try {
-      this.#channel?.postMessage({ type: "token", token, expiresAt, skewMs, reason });
-    } catch {
-      // The other tabs mint their own; this tab has its token either way.
-    }
+    this.#tabs.share(record, reason);
     return this.#held;
   }
 
@@ -242,54 +247,13 @@ export class TokenKeeper {
     }
   }
 
-  /**
-   * The caller gets its token as soon as it is minted; the lock is released a little later. A lock
-   * that cannot be had (a sandboxed frame, or another tab holding it past the timeout) is done
-   * without: one extra mint is better than a tab that cannot refresh.
-   */
-  #refreshUnderLock() {
-    return new Promise((resolve, reject) => {
-      let decided = false;
-      const decide = () => {
-        if (decided) return false;
-        decided = true;
-        this.#timers.cancel(waitTimer);
-        return true;
-      };
-      const mintWithoutLock = () => {
-        if (decide()) this.#mintAndShare("refresh").then(resolve, reject);
-      };
-      const waitTimer = this.#timers.after(this.#timeoutMs, mintWithoutLock);
-      const refreshOrSkip = async () => {
-        if (!decide()) return;
-        if (this.#stoppedBy) return reject(this.#stoppedBy);
-        // Queued behind another tab that has just broadcast a new token: nothing left to do.
-        if (this.#usable() && this.#isFresh()) return resolve(this.#held);
-        try {
-          resolve(await this.#mintAndShare("refresh"));
-        } catch (error) {
-          return reject(error);
-        }
-        await this.#timers.sleep(BROADCAST_SETTLE_MS);
-      };
-      try {
-        Promise.resolve(this.#locks.request(this.#lockName, refreshOrSkip)).catch(mintWithoutLock);
-      } catch {
-        mintWithoutLock();
-      }
-    });
-  }
-
-  #receiveFromTab(message) {
-    if (this.#stoppedBy || message?.type !== "token" || tokenShapeProblem(message)) return;
-    if (!Number.isFinite(message.skewMs)) return;
-    const { token, expiresAt, skewMs } = message;
-    const record = { token, expiresAt, expiresAtMs: Date.parse(expiresAt), skewMs };
+  #receiveFromTab(record, reason) {
+    if (this.#stopReason) return;
     // Adopt only what outlives our own token, and never a token that is already due for refresh.
     if (this.#usable() && record.expiresAtMs <= this.#held.expiresAtMs) return;
-    if (this.#held?.token === token) return;
-    if (record.expiresAtMs - (this.#now() + skewMs) <= this.#leewayMs) return;
-    this.#accept(record, { reason: message.reason ?? "refresh", mintedBy: "tab" });
+    if (this.#held?.token === record.token) return;
+    if (record.expiresAtMs - (this.#now() + record.skewMs) <= this.#leewayMs) return;
+    this.#accept(record, { reason: reason ?? REASON.REFRESH, mintedBy: "tab" });
   }
 
   #withRefreshTime(record) {
@@ -301,26 +265,30 @@ export class TokenKeeper {
 
   #accept(record, { reason, mintedBy }) {
     this.#held = this.#withRefreshTime(record);
-    this.#heldRefused = false;
+    this.#refusedToken = null;
     this.#refreshFailures = 0;
-    this.#retrying = false;
-    if (!this.#paused) this.#scheduleRefresh();
+    if (this.#phase === REFRESH.RETRYING) this.#phase = REFRESH.ON_SCHEDULE;
+    if (this.#phase === REFRESH.ON_SCHEDULE) this.#scheduleRefresh();
     this.#events.onToken(this.#held, { reason, mintedBy });
   }
 
   #scheduleRefresh() {
-    this.#timers.cancel(this.#refreshTimer);
+    this.#cancelRefreshTimer();
     const delayMs = this.#held.refreshAtMs - this.#now();
     this.#refreshTimer = this.#timers.after(delayMs, () => this.#refreshDue({ spread: true }));
+  }
+
+  #cancelRefreshTimer() {
+    this.#timers.cancel(this.#refreshTimer);
+    this.#refreshTimer = null;
   }
 
   #refreshDue({ spread }) {
     this.#refreshTimer = null;
     if (this.#isFresh()) return this.#scheduleRefresh(); // a capped timer woke early
-    if (spread && !this.#locks) {
-      // Whichever tab wakes first mints and broadcasts; the others' timers are then rescheduled.
-      const delayMs = this.#random() * UNLOCKED_REFRESH_SPREAD_MS;
-      this.#refreshTimer = this.#timers.after(delayMs, () => this.#refreshDue({ spread: false }));
+    const spreadMs = spread ? this.#tabs.refreshSpreadMs(this.#random) : null;
+    if (spreadMs !== null) {
+      this.#refreshTimer = this.#timers.after(spreadMs, () => this.#refreshDue({ spread: false }));
       return;
     }
     this.#refreshInBackground();
@@ -328,9 +296,9 @@ export class TokenKeeper {
 
   async #refreshInBackground() {
     try {
-      await this.#fetchOnce("refresh");
+      await this.#fetchOnce(REASON.REFRESH);
     } catch (error) {
-      if (!error?.final && !this.#stoppedBy) this.#events.onBackgroundError(error);
+      if (!error?.final && !this.#stopReason) this.#events.onBackgroundError(error);
     }
   }
 }

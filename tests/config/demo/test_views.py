@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from django.test import Client
 
 
@@ -61,6 +62,7 @@ def test_expire_token_ends_the_sessions_token_early(settings: Any, api_key: str)
     from tests.mintroute.conftest import logged_in_browser, post_token
     from tests.support import envelope, post_rpc
 
+    settings.DEBUG = True  # the demo: debug on, sandbox mounted
     settings.SPORTS_API_KEY = api_key
     browser = logged_in_browser()
     token = post_token(browser).json()["token"]
@@ -70,9 +72,30 @@ def test_expire_token_ends_the_sessions_token_early(settings: Any, api_key: str)
     assert post_rpc(json.dumps(envelope("auth")), token)["error"]["code"] == "unauthorized"
 
 
-def test_expire_token_needs_the_sandbox(admin_client: Client, settings: Any) -> None:
-    settings.SPORTS_SANDBOX = False
-    assert admin_client.post("/demo/expire-token").status_code == 404
+@pytest.mark.parametrize(
+    ("debug", "sandbox"), [(False, True), (True, False), (False, False)], ids=["production", "real service", "both"]
+)
+def test_expire_token_exists_only_in_the_demo(settings: Any, api_key: str, debug: bool, sandbox: bool) -> None:
+    from tests.mintroute.conftest import logged_in_browser, post_token
+    from tests.support import envelope, post_rpc
+
+    settings.SPORTS_API_KEY = api_key
+    browser = logged_in_browser()
+    token = post_token(browser).json()["token"]
+    settings.DEBUG, settings.SPORTS_SANDBOX = debug, sandbox
+    page = browser.get("/").content.decode()
+    assert 'id="expire-token"' not in page
+    assert '"debugHelpers": false' in page
+    assert browser.post("/demo/expire-token", HTTP_X_CSRFTOKEN=browser.cookies["csrftoken"].value).status_code == 404
+    settings.SPORTS_SANDBOX = True
+    assert "result" in post_rpc(json.dumps(envelope("auth")), token)  # the token was not ended
+
+
+def test_the_demo_page_offers_expire_token_in_the_demo(admin_client: Client, settings: Any) -> None:
+    settings.DEBUG = True
+    page = admin_client.get("/").content.decode()
+    assert 'id="expire-token"' in page
+    assert '"debugHelpers": true' in page
 
 
 def test_the_server_panel_is_rate_limited_per_user_like_the_mint_route(settings: Any, api_key: str) -> None:

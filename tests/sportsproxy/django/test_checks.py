@@ -86,6 +86,34 @@ def test_a_base_url_without_a_scheme_is_an_error(over_http: Any, api_key: str) -
     assert ids(over_http) == ["sportsproxy.E004"]
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://api.example.com/sdk/v1/rpc",  # the RPC path: the SDK adds it itself
+        "https://api.example.com/v1",
+        "https://api.example.com?x=1",
+        "https://api.example.com#top",
+        "https://user:secret@api.example.com",
+        "ftp://api.example.com",
+        "https://",
+        "https://api.example.com:port",
+    ],
+)
+def test_a_base_url_that_is_not_an_origin_is_e004(over_http: Any, api_key: str, url: str) -> None:
+    over_http.SPORTS_API_KEY = api_key
+    over_http.SPORTS_BASE_URL = url
+    assert ids(over_http) == ["sportsproxy.E004"]
+
+
+@pytest.mark.parametrize(
+    "url", ["https://api.example.com", "https://api.example.com/", "http://127.0.0.1:8000", "http://[::1]:8000/"]
+)
+def test_an_origin_with_an_optional_port_and_slash_passes(over_http: Any, api_key: str, url: str) -> None:
+    over_http.SPORTS_API_KEY = api_key
+    over_http.SPORTS_BASE_URL = url
+    assert ids(over_http) == []
+
+
 def test_manage_py_check_fails_on_errors(settings: Any) -> None:
     settings.SPORTS_API_KEY = "sk_live_bad"
     with pytest.raises(SystemCheckError, match=r"sportsproxy\.E002"):

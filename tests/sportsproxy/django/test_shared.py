@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from sportsproxy.django.checks import SettingsError
+from sportsproxy.django.problems import SettingsError
 from sportsproxy.django.shared import get_client
 from sportsproxy.sandbox.keys import issue_key
 from sportsproxy.sandbox.models import Account
@@ -35,17 +35,11 @@ def test_the_sandbox_transport_reaches_the_sandbox_in_process(settings: Any, api
     assert get_client().tokens.create(ttl=60).token.count(".") == 2
 
 
-def test_with_a_base_url_it_calls_that_service_over_http(
-    settings: Any, live_server: Any, transactional_db: None
-) -> None:
-    """Two-process mode in one test: the live server plays the service, the glue points at it."""
-    _, secret = issue_key(Account.objects.create(name="remote", tier="growth"), "test")
-    settings.SPORTS_API_KEY = secret
-    settings.SPORTS_TRANSPORT = "http"
-    settings.SPORTS_BASE_URL = live_server.url
+def test_with_a_base_url_it_calls_that_service_over_http(sports_settings: Any) -> None:
+    """Two-process mode: the standalone sandbox plays the service, the glue points at it."""
     client = get_client()
-    assert client.base_url == live_server.url
-    assert client.call("auth")["tier"] == "growth"
+    assert client.base_url == sports_settings.SPORTS_BASE_URL
+    assert client.call("auth")["tier"] == "growth"  # the tier of the sandbox's first key
 
 
 def test_a_missing_key_names_demo_setup(settings: Any) -> None:

@@ -80,3 +80,23 @@ def test_the_default_classes_follow_the_contract_table() -> None:
         "growth": (1200, 100, 20),
         "business": (6000, 500, 100),
     }
+
+
+def test_an_account_quota_overrides_its_rate_class_for_keys_and_tokens(rpc: RpcCall, account: Account) -> None:
+    account.requests_per_minute = 2
+    account.save()
+    _, secret = issue_key(account, "test")
+    token = rpc("tokens.create", {}, credential=secret)["result"]["token"]  # 1
+    assert "result" in rpc("matches.list", {}, credential=token)  # 2
+    assert error_code(rpc("matches.list", {}, credential=token)) == "rate_limited"
+    assert "limit of 2 " in rpc("matches.list", {}, credential=secret)["error"]["message"]
+
+
+def test_a_changed_quota_is_in_force_at_once_and_the_minute_spent_still_counts(rpc: RpcCall, api_key: str) -> None:
+    for _ in range(3):
+        assert "result" in rpc("matches.list", {}, credential=api_key)
+    Account.objects.filter(name="acme").update(requests_per_minute=4)
+    assert "result" in rpc("matches.list", {}, credential=api_key)  # 4 of 4
+    assert error_code(rpc("matches.list", {}, credential=api_key)) == "rate_limited"
+    Account.objects.filter(name="acme").update(requests_per_minute=None)  # back to the class's 5
+    assert error_code(rpc("matches.list", {}, credential=api_key)) == "rate_limited"  # the 6th of the minute

@@ -44,6 +44,15 @@ def test_a_malformed_authorization_header_is_malformed_credential(rpc: RpcCall) 
     assert reason_of(answer) == "malformed_credential"
 
 
+@pytest.mark.parametrize("credential", ["abc", "a.b", "a.b.c.d", "x" * 300, "...."])
+def test_a_bearer_value_neither_key_nor_three_segments_is_malformed_credential(rpc: RpcCall, credential: str) -> None:
+    assert reason_of(rpc("matches.list", {}, credential=credential)) == "malformed_credential"
+
+
+def test_three_segments_that_do_not_verify_stay_invalid_token(rpc: RpcCall) -> None:
+    assert reason_of(rpc("matches.list", {}, credential="a.b.c")) == "invalid_token"
+
+
 def frames(session: SocketSession, *sent: dict[str, Any]) -> list[tuple[dict[str, Any], int | None]]:
     return [session.handle_frame(json.dumps(frame)) for frame in sent]
 
@@ -60,6 +69,8 @@ def test_a_socket_frame_before_auth_is_auth_required() -> None:
         ({"apiKey": UNKNOWN_KEY}, "unknown_key"),
         ({"apiKey": "sk_live_short"}, "malformed_credential"),
         ({"token": "not.a.jwt"}, "invalid_token"),
+        ({"token": "abc"}, "malformed_credential"),
+        ({"token": "a.b"}, "malformed_credential"),
     ],
 )
 def test_a_refused_auth_frame_carries_its_reason(params: dict[str, str], reason: str) -> None:

@@ -1,19 +1,22 @@
 """`manage.py demo_setup`: the demo user, a sandbox account and key, and a `.env` to match.
 
 Idempotent: run it as often as you like. It migrates nothing itself (run `migrate` first).
+With DJANGO_DEBUG off it gives the demo user no default password: it requires DEMO_PASSWORD.
+`.env` is written with mode 0600 and replaced atomically.
 """
 
 from __future__ import annotations
 
 import os
 import secrets
+import tempfile
 from argparse import ArgumentParser
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from sportsproxy.sandbox.keys import KEY_PATTERN, hash_secret, issue_key, register_key
 from sportsproxy.sandbox.models import Account, ApiKey
@@ -21,6 +24,7 @@ from sportsproxy.sandbox.models import Account, ApiKey
 DEMO_USERNAME = "demo"
 DEMO_ACCOUNT = "demo"
 DEMO_TIER = "growth"
+DEFAULT_DEMO_PASSWORD = "demo-pass-123"  # noqa: S105 - published on purpose, for the demo only (debug on)
 
 
 class Command(BaseCommand):
@@ -45,9 +49,17 @@ class Command(BaseCommand):
         user_model = get_user_model()
         if user_model.objects.filter(username=DEMO_USERNAME).exists():
             return
-        password = os.environ.get("DEMO_PASSWORD", "demo-pass-123")
+        password = os.environ.get("DEMO_PASSWORD") or DEFAULT_DEMO_PASSWORD
+        if password == DEFAULT_DEMO_PASSWORD and not settings.DEBUG:
+            # The default is printed on the demo's login page and in the README: anyone could log in.
+            raise CommandError(
+                "DEMO_PASSWORD is not set (or is the published default), and DJANGO_DEBUG is off: in production "
+                f"demo_setup creates no {DEMO_USERNAME!r} user with the default password. Set DEMO_PASSWORD to a "
+                "password of your own, or create your users with `manage.py createsuperuser` instead."
+            )
         user_model.objects.create_user(username=DEMO_USERNAME, password=password)
-        self.stdout.write(f"Created user {DEMO_USERNAME!r} (password from DEMO_PASSWORD, default demo-pass-123).")
+        source = "the default" if password == DEFAULT_DEMO_PASSWORD else "DEMO_PASSWORD"
+        self.stdout.write(f"Created user {DEMO_USERNAME!r} (password: {source}).")
 
     def ensure_api_key(self, account: Account, env_file: Path) -> None:
         configured: str = settings.SPORTS_API_KEY or read_env_file(env_file).get("SPORTS_API_KEY", "")
@@ -74,8 +86,25 @@ class Command(BaseCommand):
             return
         existing = env_file.read_text() if env_file.exists() else ""
         separator = "" if not existing or existing.endswith("\n") else "\n"
-        env_file.write_text(f"{existing}{separator}{name}={value}\n")
-        env_file.chmod(0o600)
+        replace_privately(env_file, f"{existing}{separator}{name}={value}\n")
+
+
+def replace_privately(path: Path, text: str) -> None:
+    """Write `path` whole, readable by its owner only from its first byte, and swap it in at once.
+
+    mkstemp creates the file with mode 0600 in the same folder (so os.replace is one rename): no
+    moment exists where others can read a secret, and a reader never sees half a file.
+    """
+    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(descriptor, "w") as file:
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
 
 
 def read_env_file(env_file: Path) -> dict[str, str]:

@@ -192,7 +192,7 @@ $("expire-token")?.addEventListener("click", async () => {
 $("drop-socket").addEventListener("click", () => client.dropConnection());
 
 $("log-out").addEventListener("click", async () => {
-  if (config.sandbox) await post("/demo/expire-token"); // so the next call needs a new token at once
+  if (config.debugHelpers) await post("/demo/expire-token"); // so the next call needs a new token at once
   await post("/accounts/logout/");
   await showMatches(); // the mint route now answers 401: AuthEndpointError
 });

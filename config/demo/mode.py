@@ -1,0 +1,16 @@
+"""Whether this process is the demo: debug on and the sandbox mounted. Production never is."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.http import HttpRequest
+
+
+def is_demo() -> bool:
+    """True only where the demo's conveniences (the login hint, the debug helpers) may show."""
+    return bool(settings.DEBUG and settings.SPORTS_SANDBOX)
+
+
+def demo_mode(request: HttpRequest) -> dict[str, bool]:
+    """Template context processor: `demo_mode` for the login page's hint."""
+    return {"demo_mode": is_demo()}

@@ -1,0 +1,118 @@
+"""The login page: 10 failed attempts a minute per client IP, then 429 without checking the
+password; the demo's hint only in the demo."""
+
+from __future__ import annotations
+
+import re
+import types
+from collections.abc import Iterator
+from typing import Any
+
+import django_ratelimit.core
+import pytest
+from django.contrib.auth.models import User
+from django.contrib.auth.signals import user_logged_in, user_login_failed
+from django.test import Client
+
+from tests.upstreams import closed_port_url
+
+PASSWORD = "right-pass-123"
+ATTACKER = "203.0.113.7"
+
+
+@pytest.fixture
+def user() -> User:
+    return User.objects.create_user("alice", password=PASSWORD)
+
+
+@pytest.fixture
+def checked() -> Iterator[list[str]]:
+    """Every password Django's authentication looked at, failed or not, in order."""
+    seen: list[str] = []
+
+    def failed(sender: Any, credentials: dict[str, Any], **kwargs: Any) -> None:
+        seen.append("failed")
+
+    def succeeded(sender: Any, user: User, **kwargs: Any) -> None:
+        seen.append("succeeded")
+
+    user_login_failed.connect(failed)
+    user_logged_in.connect(succeeded)
+    yield seen
+    user_login_failed.disconnect(failed)
+    user_logged_in.disconnect(succeeded)
+
+
+def log_in(password: str, address: str = ATTACKER) -> Any:
+    return Client(REMOTE_ADDR=address).post("/accounts/login/", {"username": "alice", "password": password})
+
+
+def test_the_eleventh_attempt_of_a_minute_is_429_without_a_password_check(user: User, checked: list[str]) -> None:
+    failures = [log_in(f"guess-{number}") for number in range(10)]
+    assert [answer.status_code for answer in failures] == [200] * 10
+    assert checked == ["failed"] * 10
+
+    refused = log_in(PASSWORD)  # even the right password: it is not looked at
+    assert refused.status_code == 429
+    assert 1 <= int(refused["Retry-After"]) <= 61
+    assert "Too many failed logins from your address" in refused.content.decode()
+    assert checked == ["failed"] * 10  # neither a failure nor a login was recorded
+    assert "_auth_user_id" not in refused.wsgi_request.session
+
+
+def test_other_addresses_are_not_throttled(user: User) -> None:
+    for number in range(11):
+        log_in(f"guess-{number}")
+    assert log_in(PASSWORD, address="198.51.100.1").status_code == 302
+
+
+def test_successful_logins_are_not_failures(user: User) -> None:
+    statuses = [log_in(f"guess-{number}").status_code for number in range(9)]
+    statuses.append(log_in(PASSWORD).status_code)
+    statuses += [log_in(f"guess-again-{number}").status_code for number in range(2)]
+    assert statuses == [200] * 9 + [302] + [200, 429]  # the tenth failure is allowed, the eleventh is not
+
+
+def test_the_limit_ends_with_its_minute(user: User, monkeypatch: pytest.MonkeyPatch) -> None:
+    now = [1_800_000_000.0]
+    monkeypatch.setattr(django_ratelimit.core, "time", types.SimpleNamespace(time=lambda: now[0]))
+    for number in range(10):
+        log_in(f"guess-{number}")
+    assert log_in(PASSWORD).status_code == 429
+    now[0] += 61
+    assert log_in(PASSWORD).status_code == 302
+
+
+def test_the_client_ip_is_the_routes_rule_behind_a_proxy(user: User, settings: Any) -> None:
+    settings.SPORTS_TRUSTED_PROXY_COUNT = 1
+    proxy = Client(REMOTE_ADDR="10.0.0.2")
+    for number in range(10):
+        proxy.post("/accounts/login/", {"username": "alice", "password": f"g{number}"}, HTTP_X_FORWARDED_FOR=ATTACKER)
+    forged = {"HTTP_X_FORWARDED_FOR": f"198.51.100.9, {ATTACKER}"}  # a client's own entry is not trusted
+    assert proxy.post("/accounts/login/", {"username": "alice", "password": "g"}, **forged).status_code == 429
+    other = {"HTTP_X_FORWARDED_FOR": "198.51.100.9"}
+    assert proxy.post("/accounts/login/", {"username": "alice", "password": PASSWORD}, **other).status_code == 302
+
+
+def test_an_unreachable_store_refuses_logins_with_503(user: User, settings: Any, checked: list[str]) -> None:
+    redis_url = closed_port_url().replace("http://", "redis://")
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": redis_url}}
+    answer = log_in(PASSWORD)
+    assert answer.status_code == 503
+    assert answer["Retry-After"] == "5"
+    assert checked == []
+
+
+HINT = re.compile(r"demo-pass-123|DEMO_PASSWORD")
+
+
+@pytest.mark.parametrize(
+    ("debug", "sandbox", "shown"),
+    [(True, True, True), (False, True, False), (True, False, False), (False, False, False)],
+    ids=["the demo", "production", "debug against a real service", "production against a real service"],
+)
+def test_the_demo_users_hint_is_shown_only_in_the_demo(settings: Any, debug: bool, sandbox: bool, shown: bool) -> None:
+    settings.DEBUG = debug
+    settings.SPORTS_SANDBOX = sandbox
+    page = Client().get("/accounts/login/").content.decode()
+    assert bool(HINT.search(page)) is shown

@@ -1,0 +1,64 @@
+"""A remembered token belongs to one login: after a logout, a new login or a password change
+the route mints afresh; and any user key (integer, UUID, string) can be remembered."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.test import Client
+
+from tests.mintroute.conftest import logged_in_browser, post_token, upstream_calls
+from tests.mintroute.test_authentication import DEVICE, app_call
+
+
+def test_a_new_login_of_the_same_user_mints_afresh(site_key: str) -> None:
+    browser = logged_in_browser()
+    first = post_token(browser).json()["token"]
+    browser.post("/accounts/logout/", HTTP_X_CSRFTOKEN=browser.cookies["csrftoken"].value)
+    browser.force_login(User.objects.get(username="alice"))
+    browser.get("/accounts/login/")
+    assert post_token(browser).json()["token"] != first
+    assert upstream_calls(site_key) == 2
+
+
+def test_after_logout_the_token_is_not_given_to_anyone(site_key: str) -> None:
+    browser = logged_in_browser()
+    post_token(browser)
+    browser.post("/accounts/logout/", HTTP_X_CSRFTOKEN=browser.cookies["csrftoken"].value)
+    assert post_token(browser).status_code == 401
+
+
+def test_a_password_change_mints_afresh(settings: Any, site_key: str) -> None:
+    settings.SPORTS_TOKEN_AUTHENTICATION = [DEVICE]  # the credential survives the change: only the password differs
+    user = User.objects.create_user("phone-owner", password="pw")
+    jar = Client(enforce_csrf_checks=True)
+    first = app_call(jar).json()["token"]
+    assert app_call(jar).json()["token"] == first
+    user.set_password("a-new-password")
+    user.save()
+    assert app_call(jar).json()["token"] != first
+    assert upstream_calls(site_key) == 2
+
+
+def test_the_cookie_is_signed_over_the_login_not_the_raw_session_key() -> None:
+    browser = logged_in_browser()
+    post_token(browser)
+    cookie = browser.cookies["sports_token"].value
+    assert browser.cookies["sessionid"].value not in cookie
+
+
+def test_a_token_that_cannot_be_remembered_is_answered_anyway(
+    browser: Client, monkeypatch: Any, site_key: str, caplog: Any
+) -> None:
+    from mintroute import views
+
+    def broken(*args: Any) -> None:
+        raise TypeError("Object of type UUID is not JSON serializable")  # the failure of issue 21
+
+    monkeypatch.setattr(views, "remember", broken)
+    response = post_token(browser)
+    assert response.status_code == 200
+    assert set(response.json()) == {"token", "expiresAt"}
+    assert upstream_calls(site_key) == 1
+    assert "could not be remembered" in caplog.text

@@ -1,0 +1,173 @@
+"""`make serve` in production (DJANGO_DEBUG off): it refuses to start on a deploy check's error,
+with the id and the sentence that says how to fix it, and starts and serves with a correct
+environment (PostgreSQL, Redis), its sandbox socket refusing frames over 65,536 bytes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
+
+from tests.production.cluster import POSTGRES, PROJECT_ROOT, REDIS_URL, Cluster, free_port, require_engines
+from tests.support import envelope
+
+PRODUCTION = {
+    "DJANGO_DEBUG": "0",
+    "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
+    # Plain HTTP on the test machine (behind the TLS proxy these stay on).
+    "DJANGO_SECURE_SSL_REDIRECT": "0",
+    "DJANGO_SECURE_COOKIES": "0",
+}
+REFUSED_WITHIN_SECONDS = 60  # a refusal exits at once; a start that was not refused never exits
+MAX_FRAME_BYTES = 65_536
+
+
+def production_environment(**overrides: str) -> dict[str, str]:
+    return {
+        **os.environ,
+        "DJANGO_ENV_FILE": "",
+        **PRODUCTION,
+        "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
+        "SPORTS_SANDBOX_SIGNING_KEY": secrets.token_urlsafe(48),
+        "DATABASE_URL": f"{POSTGRES}/test",
+        "REDIS_URL": REDIS_URL,
+        "SPORTS_BASE_URL": "",
+        "SPORTS_SANDBOX": "1",
+        "SPORTS_API_KEY": "sk_test_" + secrets.token_urlsafe(32),
+        "HOST": f"127.0.0.1:{free_port()}",
+        "SPORTS_SANDBOX_WS_HOST": f"127.0.0.1:{free_port()}",
+        "WEB_CONCURRENCY": "1",
+        **overrides,
+    }
+
+
+def serve_expecting_refusal(command: list[str], environment: dict[str, str]) -> tuple[int, str]:
+    """Run the launcher; (exit code, stdout + stderr). A launcher that serves instead is stopped."""
+    launcher = subprocess.Popen(  # noqa: S603 - fixed command
+        command, cwd=PROJECT_ROOT, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    try:
+        output, _ = launcher.communicate(timeout=REFUSED_WITHIN_SECONDS)
+    except subprocess.TimeoutExpired:
+        launcher.send_signal(signal.SIGTERM)  # config.serve stops its servers
+        launcher.communicate(timeout=30)
+        pytest.fail(f"make serve started instead of refusing (it served for {REFUSED_WITHIN_SECONDS} s)")
+    return launcher.returncode, output
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _engines() -> None:
+    require_engines()
+
+
+REFUSALS = {
+    "no Redis": ({"REDIS_URL": ""}, "mintroute.E006", "REDIS_URL"),
+    "short secret": ({"DJANGO_SECRET_KEY": "x"}, "mintroute.E007", "DJANGO_SECRET_KEY"),
+    "secret of 4 characters": ({"DJANGO_SECRET_KEY": "abcd" * 20}, "mintroute.E007", "DJANGO_SECRET_KEY"),
+    "signing key = secret": (
+        {"DJANGO_SECRET_KEY": "s3cret-" + "k" * 60, "SPORTS_SANDBOX_SIGNING_KEY": "s3cret-" + "k" * 60},
+        "sandbox.E001",
+        "SPORTS_SANDBOX_SIGNING_KEY",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", REFUSALS)
+def test_make_serve_refuses_to_start(case: str) -> None:
+    overrides, check_id, variable = REFUSALS[case]
+    environment = production_environment(**overrides)
+    code, output = serve_expecting_refusal([sys.executable, "-m", "config.serve"], environment)
+    assert code != 0
+    assert f"({check_id})" in output
+    assert variable in output  # the sentence says what to set
+    assert "make serve refuses to start" in output
+    assert "Traceback" not in output
+    if len(environment["DJANGO_SECRET_KEY"]) > 8:  # a longer secret would be recognisable in the output
+        assert environment["DJANGO_SECRET_KEY"] not in output
+
+
+def test_the_makefile_target_refuses_too(tmp_path_factory: pytest.TempPathFactory) -> None:
+    cluster = Cluster()  # its own fresh database for make serve's migrate
+    try:
+        cluster.start(events_in=())
+        environment = production_environment(REDIS_URL="", DATABASE_URL=cluster.environment["DATABASE_URL"])
+        code, output = serve_expecting_refusal(["make", "--no-print-directory", "serve"], environment)
+    finally:
+        cluster.stop()
+    assert code != 0
+    assert "(mintroute.E006)" in output
+
+
+def test_a_single_process_site_may_waive_e006() -> None:
+    environment = production_environment(REDIS_URL="", DJANGO_SILENCED_SYSTEM_CHECKS="mintroute.E006")
+    completed = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "ERROR"],
+        cwd=PROJECT_ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert "mintroute.E006" not in completed.stdout + completed.stderr
+
+
+@pytest.fixture(scope="module")
+def production_node() -> Iterator[Cluster]:
+    """One node of `make serve` with a correct production environment: debug off, PostgreSQL, Redis."""
+    node = Cluster(**PRODUCTION)
+    try:
+        node.start(events_in=(False,))
+        yield node
+    finally:
+        node.stop()
+
+
+def test_with_a_correct_production_environment_it_serves(production_node: Cluster) -> None:
+    assert production_node.environment["DJANGO_DEBUG"] == "0"
+    answer = httpx.get(f"{production_node.urls[0]}/healthz", timeout=10)
+    assert answer.status_code == 200
+    assert answer.json() == {"status": "ok"}
+    login = httpx.get(f"{production_node.urls[0]}/accounts/login/", timeout=10)
+    assert login.status_code == 200
+    assert "demo-pass-123" not in login.text  # production shows no demo hint
+
+
+async def first_answer(url: str, frame: str) -> dict[str, object] | int | None:
+    """The socket's answer to `frame`, or the close code it was refused with (None: no close frame)."""
+    async with connect(url, max_size=None) as socket:
+        try:
+            await socket.send(frame)  # a big one is refused while it is still being sent
+            answer: dict[str, object] = json.loads(await asyncio.wait_for(socket.recv(), 10))
+        except ConnectionClosed as closed:
+            return closed.rcvd.code if closed.rcvd is not None else None
+        return answer
+
+
+def padded_auth(key: str, size: int) -> str:
+    frame = json.dumps(envelope("auth", {"apiKey": key}))
+    return frame[:-1] + " " * (size - len(frame)) + "}"
+
+
+def test_a_frame_over_65536_bytes_is_closed_with_1009_before_auth(production_node: Cluster) -> None:
+    url = production_node.ws_urls[0]
+    at_the_cap = padded_auth(production_node.site_key, MAX_FRAME_BYTES)
+    over_the_cap = padded_auth(production_node.site_key, MAX_FRAME_BYTES + 1)
+    assert len(at_the_cap.encode()) == MAX_FRAME_BYTES
+
+    accepted = asyncio.run(first_answer(url, at_the_cap))
+    assert isinstance(accepted, dict), accepted
+    assert "result" in accepted, accepted  # read, parsed and authenticated
+    assert asyncio.run(first_answer(url, over_the_cap)) == 1009
+    assert asyncio.run(first_answer(url, "x" * (16 * 1024 * 1024))) == 1009  # the issue's 16 MiB frame

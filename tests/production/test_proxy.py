@@ -1,0 +1,174 @@
+"""docs/deploy.md's nginx configuration, run as written in front of `make serve`: slow clients
+are held by nginx, and `/healthz` keeps answering; sent straight to gunicorn, they take it down."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.production.cluster import PROJECT_ROOT, Cluster, free_port, require_engines
+
+SLOW_CLIENTS = 230  # the review's count: more than one worker's 100 threads, twice over
+PROBE_TIMEOUT_SECONDS = 5  # a bound on each probe, not a measurement
+
+
+def nginx_binary() -> str:
+    found = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
+    if found is None:
+        message = "nginx not found: install Debian's nginx package (.ci/run does)."
+        if os.environ.get("CI"):
+            pytest.fail(message)  # CI installs it: never skip there
+        pytest.skip(message)
+    return found
+
+
+def documented_configuration() -> str:
+    """The ```nginx block of docs/deploy.md, as a reader copies it."""
+    blocks = re.findall(r"```nginx\n(.*?)```", (PROJECT_ROOT / "docs" / "deploy.md").read_text(), flags=re.DOTALL)
+    assert len(blocks) == 1, "docs/deploy.md should hold exactly one nginx configuration"
+    return str(blocks[0])
+
+
+def site_configuration(*, listen: int, http_address: str, socket_address: str) -> str:
+    """The documented file, with this test's addresses in place of the documented ones."""
+    text = documented_configuration()
+    for documented, ours in {
+        "listen 80;": f"listen 127.0.0.1:{listen};",
+        "server 127.0.0.1:8000;": f"server {http_address};",
+        "server 127.0.0.1:8001;": f"server {socket_address};",
+    }.items():
+        assert text.count(documented) == 1, documented
+        text = text.replace(documented, ours)
+    return text
+
+
+def main_configuration(folder: Path, site: str) -> Path:
+    """What Debian's /etc/nginx/nginx.conf provides around conf.d/, in a folder of the test's own."""
+    (folder / "sports.conf").write_text(site)
+    paths = "\n".join(
+        f"    {kind}_temp_path {folder / kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+    )
+    main = folder / "nginx.conf"
+    main.write_text(
+        f"""daemon off;
+worker_processes 1;
+pid {folder / "nginx.pid"};
+error_log {folder / "error.log"} warn;
+events {{ worker_connections 768; }}
+http {{
+    access_log off;
+{paths}
+    include {folder / "sports.conf"};
+}}
+"""
+    )
+    return main
+
+
+def test_the_documented_configuration_passes_nginx_t(tmp_path: Path) -> None:
+    nginx = nginx_binary()
+    site = site_configuration(listen=free_port(), http_address="127.0.0.1:8000", socket_address="127.0.0.1:8001")
+    main = main_configuration(tmp_path, site)
+    completed = subprocess.run(  # noqa: S603 - the nginx binary, a file of ours
+        [nginx, "-t", "-c", str(main)], capture_output=True, text=True, timeout=30, check=False
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert "test is successful" in completed.stderr
+
+
+@pytest.fixture(scope="module")
+def node() -> Iterator[Cluster]:
+    require_engines()
+    running = Cluster()
+    try:
+        running.start(events_in=(False,))  # one node: one gunicorn worker of 100 threads
+        yield running
+    finally:
+        running.stop()
+
+
+@pytest.fixture(scope="module")
+def proxy(node: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    nginx = nginx_binary()
+    port = free_port()
+    http_address = node.urls[0].removeprefix("http://")
+    socket_address = node.ws_urls[0].removeprefix("ws://").removesuffix("/sdk/v1/ws")
+    site = site_configuration(listen=port, http_address=http_address, socket_address=socket_address)
+    main = main_configuration(tmp_path_factory.mktemp("nginx"), site)
+    process = subprocess.Popen([nginx, "-c", str(main)])  # noqa: S603 - the nginx binary, a file of ours
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 15
+        while not answers_health(url):
+            assert process.poll() is None, "nginx exited"
+            assert time.monotonic() < deadline, "nginx did not answer within 15 s"
+            time.sleep(0.1)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+
+
+def answers_health(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/healthz", timeout=PROBE_TIMEOUT_SECONDS).status_code == 200
+    except httpx.TransportError:
+        return False
+
+
+@contextmanager
+def slow_clients(url: str, count: int) -> Iterator[list[socket.socket]]:
+    """`count` connections that each send the start of a request and then nothing more (slowloris)."""
+    host, _, port = url.removeprefix("http://").partition(":")
+    held: list[socket.socket] = []
+    try:
+        for _ in range(count):
+            connection = socket.create_connection((host, int(port)), timeout=5)
+            connection.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+            held.append(connection)
+        yield held
+    finally:
+        for connection in held:
+            connection.close()
+
+
+def still_open(connection: socket.socket) -> bool:
+    """True while the server has neither answered nor closed this connection."""
+    connection.setblocking(False)
+    try:
+        connection.recv(1)  # returns an answer's first byte, or b"" once closed
+    except BlockingIOError:
+        return True  # nothing to read: still waiting for the rest of the request
+    except OSError:
+        return False
+    finally:
+        connection.setblocking(True)
+    return False
+
+
+def test_health_answers_through_the_proxy_while_230_slow_clients_hold_connections(proxy: str) -> None:
+    with slow_clients(proxy, SLOW_CLIENTS) as held:
+        probes = [answers_health(proxy) for _ in range(5)]
+        assert all(still_open(connection) for connection in held)  # the slow clients were still there
+    assert probes == [True] * 5
+
+
+def test_straight_to_gunicorn_the_same_slow_clients_take_health_down(node: Cluster, proxy: str) -> None:
+    """Why the proxy is required: without it the attack works (and the proxy test above can fail)."""
+    site = node.urls[0]
+    with slow_clients(site, SLOW_CLIENTS):
+        assert not answers_health(site)
+    deadline = time.monotonic() + 30
+    while not answers_health(site):  # the slow clients gone, gunicorn recovers
+        assert time.monotonic() < deadline, "gunicorn did not recover within 30 s of the slow clients leaving"
+    assert answers_health(proxy)

@@ -1,0 +1,201 @@
+"""`python -m sportsproxy.sandbox serve`, run from a new virtual environment that holds only the
+wheel's `sandbox` extra (and pytest), in a folder that is not this repository."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import queue
+import re
+import signal
+import socket
+import subprocess
+import threading
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from websockets.asyncio.client import ClientConnection, connect
+
+from tests.standalone.foreign_site import run_status, scrubbed_environment
+
+READY_WITHIN_SECONDS = 10  # the contract's bound for the ready line
+STOPPED_WITHIN_SECONDS = 5  # the contract's bound after SIGTERM or SIGINT
+
+
+@dataclass
+class Served:
+    process: subprocess.Popen[bytes]
+    ready: dict[str, str]
+    stderr_path: Path
+
+    def rpc(self, method: str, credential: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        answer: dict[str, Any] = httpx.post(
+            f"{self.ready['baseUrl']}/sdk/v1/rpc",
+            json={"jsonrpc": "2.0", "id": "1", "method": method, "params": params or {}},
+            headers={"Authorization": f"Bearer {credential}"},
+            timeout=10,
+        ).json()
+        return answer
+
+    def stop(self, signal_number: int = signal.SIGTERM) -> int:
+        """Send the signal; the exit code, which must come within the contract's bound."""
+        self.process.send_signal(signal_number)
+        return self.process.wait(timeout=STOPPED_WITHIN_SECONDS)
+
+
+@contextmanager
+def serving(python: Path, folder: Path, *arguments: str, **environment: str) -> Iterator[Served]:
+    """The command started in `folder`; yields once its first stdout line has been read."""
+    stderr_path = folder / f"sandbox-{len(list(folder.glob('sandbox-*.log')))}.log"
+    with stderr_path.open("wb") as stderr:
+        process = subprocess.Popen(  # noqa: S603 - the test's own venv and arguments
+            [str(python), "-m", "sportsproxy.sandbox", "serve", *arguments],
+            cwd=folder,
+            env=scrubbed_environment(**environment),
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+        )
+    try:
+        line = first_line(process, stderr_path)
+        yield Served(process, json.loads(line), stderr_path)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(timeout=STOPPED_WITHIN_SECONDS)
+        assert process.stdout is not None
+        process.stdout.close()
+
+
+def first_line(process: subprocess.Popen[bytes], stderr_path: Path) -> str:
+    assert process.stdout is not None
+    lines: queue.Queue[bytes] = queue.Queue()
+    stdout = process.stdout
+    threading.Thread(target=lambda: lines.put(stdout.readline()), daemon=True).start()
+    try:
+        line = lines.get(timeout=READY_WITHIN_SECONDS)
+    except queue.Empty:
+        raise AssertionError(f"No ready line within {READY_WITHIN_SECONDS} s:\n{stderr_path.read_text()}") from None
+    assert line.endswith(b"\n"), f"stdout ended without a ready line:\n{stderr_path.read_text()}"
+    return line.decode()
+
+
+@asynccontextmanager
+async def subscribed(ws_url: str, credential: dict[str, str]) -> AsyncIterator[ClientConnection]:
+    """A socket authenticated with `credential` and subscribed to every sport."""
+    async with connect(ws_url) as connection:
+        for method, params in (("auth", credential), ("matches.subscribe", {})):
+            await connection.send(json.dumps({"jsonrpc": "2.0", "id": method, "method": method, "params": params}))
+            answer = json.loads(await connection.recv())
+            assert "result" in answer, answer
+        yield connection
+
+
+async def first_event(ws_url: str, credential: dict[str, str]) -> dict[str, Any]:
+    async with subscribed(ws_url, credential) as connection:
+        while True:
+            frame: dict[str, Any] = json.loads(await connection.recv())
+            if frame.get("method") == "matches.event":
+                return frame
+
+
+def test_the_first_line_is_the_json_of_a_growth_test_key_on_one_address(sandbox_python: Path, tmp_path: Path) -> None:
+    with serving(sandbox_python, tmp_path, "--port", "0") as served:
+        assert set(served.ready) == {"baseUrl", "wsUrl", "apiKey"}
+        address = re.fullmatch(r"http://127\.0\.0\.1:(\d+)", served.ready["baseUrl"])
+        assert address is not None, served.ready
+        assert served.ready["wsUrl"] == f"ws://127.0.0.1:{address.group(1)}/sdk/v1/ws"
+        assert served.ready["apiKey"].startswith("sk_test_")
+        identity = served.rpc("auth", served.ready["apiKey"])["result"]
+        assert (identity["tier"], identity["env"]) == ("growth", "test")
+        token = served.rpc("tokens.create", served.ready["apiKey"], {"ttl": 60})["result"]["token"]
+        event = asyncio.run(asyncio.wait_for(first_event(served.ready["wsUrl"], {"token": token}), timeout=30))
+        assert event["params"]["match"]["env"] == "test"
+        assert served.stop() == 0
+    log = served.stderr_path.read_text()
+    assert re.search(r"Sports sandbox ready in \d+\.\d\d s", log), log
+    assert "Traceback" not in log
+    assert served.ready["apiKey"] not in log
+
+
+def test_tier_and_env_choose_the_first_key(sandbox_python: Path, tmp_path: Path) -> None:
+    with serving(sandbox_python, tmp_path, "--tier", "starter", "--env", "live") as served:
+        assert served.ready["apiKey"].startswith("sk_live_")
+        identity = served.rpc("auth", served.ready["apiKey"])["result"]
+        assert (identity["tier"], identity["env"]) == ("starter", "live")
+        assert served.stop() == 0
+
+
+def test_data_keeps_keys_and_tokens_across_runs(sandbox_python: Path, tmp_path: Path) -> None:
+    data = tmp_path / "not" / "yet" / "there"
+    with serving(sandbox_python, tmp_path, "--data", str(data)) as first:
+        first_key = first.ready["apiKey"]
+        token = first.rpc("tokens.create", first_key, {"ttl": 600})["result"]["token"]
+        assert first.stop() == 0
+    with serving(sandbox_python, tmp_path, "--data", str(data)) as second:
+        assert second.ready["apiKey"] != first_key
+        for credential in (first_key, second.ready["apiKey"], token):
+            assert "result" in second.rpc("matches.list", credential, {"limit": 1}), credential
+        assert second.stop() == 0
+
+
+def test_without_data_each_run_starts_empty_in_a_temporary_folder_it_removes(
+    sandbox_python: Path, tmp_path: Path
+) -> None:
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    with serving(sandbox_python, tmp_path, TMPDIR=str(temporary)) as first:
+        assert [path.name for path in temporary.iterdir()] != []  # the database lives here meanwhile
+        first_key = first.ready["apiKey"]
+        assert first.stop() == 0
+    assert list(temporary.iterdir()) == []
+    with serving(sandbox_python, tmp_path, TMPDIR=str(temporary)) as second:
+        assert second.rpc("auth", first_key)["error"]["data"]["reason"] == "unknown_key"
+        assert second.stop() == 0
+    assert list(temporary.iterdir()) == []
+
+
+@pytest.mark.parametrize("signal_number", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_stop_signal_ends_it_with_exit_0_while_a_subscriber_is_connected(
+    sandbox_python: Path, tmp_path: Path, signal_number: int
+) -> None:
+    with serving(sandbox_python, tmp_path) as served:
+
+        async def subscribed_then_signalled() -> None:
+            async with subscribed(served.ready["wsUrl"], {"apiKey": served.ready["apiKey"]}):
+                served.process.send_signal(signal_number)
+                await asyncio.to_thread(served.process.wait, STOPPED_WITHIN_SECONDS)
+
+        asyncio.run(subscribed_then_signalled())
+        assert served.process.returncode == 0
+    log = served.stderr_path.read_text()
+    assert "Traceback" not in log, log
+
+
+def test_control_endpoints_exist_only_with_a_control_secret(sandbox_python: Path, tmp_path: Path) -> None:
+    request = {"account": "acme", "tier": "starter"}
+    with serving(sandbox_python, tmp_path) as served:
+        assert httpx.post(f"{served.ready['baseUrl']}/control/v1/keys", json=request).status_code == 404
+        assert served.stop() == 0
+    with serving(sandbox_python, tmp_path, SPORTS_SANDBOX_CONTROL_SECRET="control-secret-of-this-test") as served:
+        keys = f"{served.ready['baseUrl']}/control/v1/keys"
+        assert httpx.post(keys, json=request).status_code == 401
+        created = httpx.post(keys, json=request, headers={"Authorization": "Bearer control-secret-of-this-test"})
+        assert created.status_code == 201, created.text
+        assert served.rpc("auth", created.json()["secret"])["result"]["tier"] == "starter"
+        assert served.stop() == 0
+    assert "control-secret-of-this-test" not in served.stderr_path.read_text()
+
+
+def test_a_port_in_use_fails_with_a_sentence_and_no_traceback(sandbox_python: Path, tmp_path: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = str(taken.getsockname()[1])
+        command = [str(sandbox_python), "-m", "sportsproxy.sandbox", "serve", "--port", port]
+        status, output = run_status(command, cwd=tmp_path)
+    assert status == 1, output
+    assert f"Cannot listen on 127.0.0.1 port {port}: Address already in use. Choose another --port" in output
+    assert "Traceback" not in output
