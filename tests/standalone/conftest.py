@@ -42,6 +42,14 @@ def installed_python(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> P
 
 
 @pytest.fixture(scope="session")
+def integrations_python(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A new virtual environment holding the wheel, uvicorn (an ASGI site) and simplejwt (a mobile
+    backend's login): what sites that serve through ASGI or sign their apps in with JWTs add."""
+    venv = tmp_path_factory.mktemp("integrations") / "venv"
+    return make_venv(venv, str(wheel), "uvicorn", *dev_pins("djangorestframework-simplejwt"))
+
+
+@pytest.fixture(scope="session")
 def sandbox_python(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The interpreter of a new virtual environment holding the wheel's `sandbox` extra, pytest and
     pytest-django: what an integrator's CI installs to test a site against the sandbox."""

@@ -196,6 +196,15 @@ urlpatterns = [
 ]
 """
 
+ASGI = """\
+import os
+
+from django.core.asgi import get_asgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "foreignsite.settings")
+application = get_asgi_application()
+"""
+
 MANAGE = """\
 import os
 import sys
@@ -219,6 +228,7 @@ class ForeignSite:
     api_key: str
     base_url: str
     extra_settings: str = ""  # appended to its settings.py, as the site's own further settings
+    extra_urls: str = ""  # appended to its urls.py
     environment: dict[str, str] = field(default_factory=dict)  # for its commands and its server
     log: list[str] = field(default_factory=list)  # everything its commands and server printed
 
@@ -231,7 +241,8 @@ class ForeignSite:
             SETTINGS.format(api_key=self.api_key, base_url=self.base_url, secret_suffix=os.urandom(8).hex())
             + textwrap.dedent(self.extra_settings)
         )
-        (package / "urls.py").write_text(URLS)
+        (package / "urls.py").write_text(URLS + textwrap.dedent(self.extra_urls))
+        (package / "asgi.py").write_text(ASGI)
         (self.root / "manage.py").write_text(MANAGE)
         (self.root / "templates" / "registration" / "login.html").write_text(LOGIN_TEMPLATE)
         return self
@@ -270,13 +281,18 @@ class ForeignSite:
         )
 
     @contextmanager
-    def serving(self) -> Iterator[str]:
-        """`runserver` on a free port; yields its base URL, and stops it (with a bounded wait) on exit."""
+    def serving(self, server_name: str = "runserver") -> Iterator[str]:
+        """The site served on a free port by `runserver` (WSGI) or `uvicorn` (ASGI, which must be
+        installed in its environment); yields its base URL, and stops it (with a bounded wait) on exit."""
         port = free_port()
-        log_path = self.root / "runserver.log"
+        log_path = self.root / f"{server_name}.log"
+        commands = {
+            "runserver": ["manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
+            "uvicorn": ["-m", "uvicorn", f"{SITE_PACKAGE}.asgi:application", "--port", str(port), "--lifespan", "off"],
+        }
         with log_path.open("w") as log_file:
             server = subprocess.Popen(  # noqa: S603 - fixed interpreter and arguments
-                [str(self.python), "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
+                [str(self.python), *commands[server_name]],
                 cwd=self.root,
                 env=scrubbed_environment(**self.environment),
                 stdout=log_file,
@@ -303,13 +319,13 @@ def _wait_until_listening(port: int, server: subprocess.Popen[bytes], log_path: 
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if server.poll() is not None:
-            raise AssertionError(f"runserver exited {server.returncode}:\n{log_path.read_text()}")
+            raise AssertionError(f"the site's server exited {server.returncode}:\n{log_path.read_text()}")
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=1):
                 return
         except OSError:
             time.sleep(0.1)
-    raise AssertionError(f"runserver did not listen within 30 s:\n{log_path.read_text()}")
+    raise AssertionError(f"the site's server did not listen within 30 s:\n{log_path.read_text()}")
 
 
 @contextmanager
