@@ -32,10 +32,12 @@ pytest: install-dev
 
 # The test matrix (noxfile.py): the route's, the SDK's and the standalone tests on every supported
 # pair of Python (3.11, 3.12, 3.13, found on this machine) and Django (5.2, 6.0, 6.1), one environment
-# each under .nox/. With CI set, a missing interpreter fails it. One pair:
+# each under .nox/, MATRIX_JOBS pairs at a time (most of a pair's time is spent waiting on the
+# subprocesses of its standalone tests). With CI set, a missing interpreter fails it. One pair:
 # `.venv/bin/nox -s "tests(python='3.13', django='6.1')"`.
+MATRIX_JOBS ?= 2
 matrix: install-dev
-	$(VENV)/bin/nox --tags matrix
+	$(VENV)/bin/nox --tags matrix --parallel $(MATRIX_JOBS)
 
 # Benchmarks (not part of `make test`): starts its own servers on 127.0.0.1 and prints one table.
 # Uses the Redis on 127.0.0.1:6379 for the two-process fan-out row when it is running.

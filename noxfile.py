@@ -1,7 +1,7 @@
 """The test matrix: every supported pair of Python and Django, one virtual environment each.
 
-`make matrix` (part of `make test`) runs `nox`; `nox -s "tests-3.13(django='6.1')"` runs one pair,
-`nox --list` names them all. The pairs are read from pyproject.toml's classifiers, so what the
+`make matrix` (part of `make test`) runs them, two at a time; `nox -s "tests(python='3.13', django='6.1')"`
+runs one pair, `nox --list` names them all. The pairs are read from pyproject.toml's classifiers, so what the
 package declares and what is tested cannot drift apart. Each environment holds this project's
 runtime requirements with the pair's Django in place of requirements.txt's, the newest Django REST
 framework (requirements.txt's pin), and pytest; it runs the tests of the mint route, the SDK and its
@@ -104,7 +104,9 @@ select_pyenv_versions()
 PAIRS = supported_pairs()
 
 
-@nox.session(tags=["matrix"], venv_params=["--seed"])  # with pip: the standalone tests build a wheel with it
+# --seed: pip in each environment, which the standalone tests build the wheel with. allow_parallel: the
+# pairs share nothing (own environment, temporary folders, free ports), so `nox -j 2` runs two at once.
+@nox.session(tags=["matrix"], venv_params=["--seed"], allow_parallel=True)
 @nox.parametrize(("python", "django"), PAIRS)
 def tests(session: nox.Session, django: str) -> None:
     """The route's, the glue's and the SDK's tests and the standalone install tests on one pair."""
