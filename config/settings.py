@@ -71,6 +71,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "mintroute.middleware.forget_token_on_logout",  # logging out deletes the remembered-token cookie
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -116,7 +117,7 @@ if REDIS_URL:
     # A 15 s read timeout bounds a dead Redis connection. (channels_redis's list layer waits in a 5 s
     # blocking read, so redis-py's 5 s default closed every idle socket with 1011.)
     redis_host = {"address": REDIS_URL, "socket_timeout": 15, "socket_connect_timeout": 5}
-    # Redis pub/sub: each process subscribes once per group it needs (sportsproxy/sandbox/fanout.py)
+    # Redis pub/sub: each process subscribes once per group it needs (sportsproxy/sandbox/realtime/fanout.py)
     # and Redis pushes every event to it. It beat channels_redis's list layer in `make bench`'s
     # fan-out across processes (docs/benchmarks.md).
     CHANNEL_LAYERS = {

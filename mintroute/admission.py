@@ -8,17 +8,20 @@ calls `admit` directly, the ASGI entry in one hop to Django's sync thread.
 
 from __future__ import annotations
 
+import inspect
 import logging
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any
 
-from django.core.exceptions import ImproperlyConfigured
+from asgiref.sync import async_to_sync
+from django.core.exceptions import ImproperlyConfigured, RequestDataTooBig
 from django.http import HttpRequest
 from rest_framework import exceptions
 from rest_framework.request import Request
 
 from mintroute import conf
-from mintroute.body import TokenRequestParser, reason_of
+from mintroute.body import MAX_BODY_BYTES, TokenRequestParser, reason_of
 from mintroute.errors import RouteError
 from mintroute.minting import misconfigured
 from mintroute.ratelimits import enforce_rate_limit
@@ -59,7 +62,7 @@ def _authenticate(api_request: Request, first: Any) -> object:
     """Run the authentication classes (DRF's rules); returns `request.auth`, None for the session."""
     try:
         user: Any = api_request.user
-    except (exceptions.ParseError, exceptions.UnsupportedMediaType) as error:
+    except (exceptions.ParseError, exceptions.UnsupportedMediaType, RequestDataTooBig) as error:
         raise _bad_body(error) from None  # the CSRF check reads the body (request.POST) of a session call
     except exceptions.PermissionDenied:  # the only refusal authentication raises besides 401: CSRF
         raise RouteError(
@@ -86,9 +89,15 @@ def _not_authenticated(api_request: Request, first: Any) -> RouteError:
 
 
 def _allow(request: HttpRequest) -> None:
-    """The SPORTS_TOKEN_PERMISSION hook decides; a hook that raises, or cannot be loaded, refuses."""
+    """The SPORTS_TOKEN_PERMISSION hook decides; a hook that raises, or cannot be loaded, refuses.
+
+    An `async def` hook is awaited (an ASGI site's natural choice); its coroutine is never taken for yes.
+    """
     try:
-        allowed = bool(conf.permission()(request))
+        decision = conf.permission()(request)
+        if inspect.isawaitable(decision):
+            decision = async_to_sync(_settle)(decision)
+        allowed = bool(decision)
     except Exception:
         logger.exception("SPORTS_TOKEN_PERMISSION failed; refusing the token")
         allowed = False
@@ -96,14 +105,21 @@ def _allow(request: HttpRequest) -> None:
         raise RouteError(403, "forbidden", "This account is not allowed to get sports tokens.")
 
 
+async def _settle(decision: Awaitable[Any]) -> Any:
+    return await decision
+
+
 def _body(api_request: Request) -> Any:
     try:
         return api_request.data
-    except (exceptions.ParseError, exceptions.UnsupportedMediaType) as error:
+    except (exceptions.ParseError, exceptions.UnsupportedMediaType, RequestDataTooBig) as error:
         raise _bad_body(error) from None
 
 
-def _bad_body(error: exceptions.APIException) -> RouteError:
+def _bad_body(error: Exception) -> RouteError:
+    if isinstance(error, RequestDataTooBig):  # past DATA_UPLOAD_MAX_MEMORY_SIZE: Django refuses to read it
+        return RouteError(400, "bad_request", f"The body is larger than {MAX_BODY_BYTES} bytes.")
     if isinstance(error, exceptions.UnsupportedMediaType):
         return RouteError(400, "bad_request", "Send the body as JSON (Content-Type: application/json).")
-    return RouteError(400, "bad_request", str(error.detail))
+    detail = error.detail if isinstance(error, exceptions.APIException) else error
+    return RouteError(400, "bad_request", str(detail))

@@ -36,7 +36,8 @@ def check_rate_limits_are_shared(app_configs: Any = None, **kwargs: Any) -> list
         Error(
             f"The cache the rate limits count in (CACHES[{alias!r}], {type(cache).__name__}) is kept by each "
             "process for itself, so with several workers every limit of the route multiplies by their number.",
-            hint="Use a cache all processes share, such as Redis (this project: set REDIS_URL). A site that "
+            hint="Use a cache all processes share, such as Django's RedisCache (in the starter project: set "
+            "REDIS_URL). A site that "
             'knows it runs one process can waive this with SILENCED_SYSTEM_CHECKS = ["mintroute.E006"].',
             id="mintroute.E006",
         )

@@ -34,6 +34,7 @@ from sportsproxy.responses import TokenResponse
 logger = logging.getLogger(__name__)
 
 DEFAULT_UPSTREAM_WAIT = 60  # seconds to wait when the service says rate_limited without retryAfter
+LONGEST_UPSTREAM_WAIT = 86400  # a longer wait than a day is passed on as a day
 
 
 @sensitive_variables()
@@ -120,7 +121,8 @@ def upstream_failure(error: SportsError) -> RouteError:
 
 
 def _whole_seconds(retry_after: float | None) -> int:
-    """The service's retryAfter rounded up to whole seconds; DEFAULT_UPSTREAM_WAIT when absent or absurd."""
+    """The service's retryAfter rounded up to whole seconds (at most a day); DEFAULT_UPSTREAM_WAIT when
+    absent, negative or not a number."""
     if retry_after is None or isinstance(retry_after, bool) or not math.isfinite(retry_after) or retry_after < 0:
         return DEFAULT_UPSTREAM_WAIT
-    return math.ceil(retry_after)
+    return min(math.ceil(retry_after), LONGEST_UPSTREAM_WAIT)

@@ -75,11 +75,13 @@ def _resolve_base_url(base_url: str | None) -> str:
             f"base_url must be the service's origin, http(s)://host[:port], without a path; got {url!r}. "
             f"The client adds {RPC_PATH} itself."
         )
-    return url.rstrip("/")
+    return url.removesuffix("/")
 
 
 def is_origin(url: str) -> bool:
-    """`http(s)://host[:port]`, an optional trailing slash, and nothing else."""
+    """`http(s)://host[:port]`, an optional trailing slash, and nothing else (not even white space)."""
+    if not url.isascii() or not url.isprintable() or any(character.isspace() for character in url):
+        return False  # urlsplit would quietly drop tabs and newlines, and httpx then refuses the URL
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises ValueError on a port that is not a number

@@ -11,7 +11,7 @@ import pytest
 from django.core.cache import cache
 
 from sportsproxy.sandbox import clock as sandbox_clock
-from sportsproxy.sandbox.keys import issue_key
+from sportsproxy.sandbox.accounts.keys import issue_key
 from sportsproxy.sandbox.models import Account
 from tests.support import envelope, post_rpc
 

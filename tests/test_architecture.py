@@ -1,4 +1,5 @@
-"""The arrows between the parts point one way, and no module imports itself back in a circle.
+"""The arrows between the parts point one way, and no module imports itself back in a circle;
+inside the sandbox too, between its sub-packages.
 
 Read from the source with `ast`, imports inside functions (the deliberate lazy ones) included
 where noted. What importing each part loads at run time is tests/standalone/test_import_rules.py.
@@ -89,3 +90,68 @@ def test_the_arrows_point_one_way() -> None:
                 ), f"{module} imports {target}: the glue reaches the sandbox only when it is selected"
             if within(module, "sportsproxy"):
                 assert not within(target, "mintroute"), f"{module} imports {target}: the SDK knows no mint route"
+
+
+# --- inside the sandbox: the parts (sub-packages) and the arrows between them ----------------------
+
+SANDBOX = "sportsproxy.sandbox"
+# Each part, and the other parts it may import. Every part may also import the shared modules.
+SANDBOX_PARTS: dict[str, set[str]] = {
+    "accounts": set(),
+    "matches": set(),
+    "rpc": {"accounts", "matches"},
+    "realtime": {"rpc", "accounts", "matches"},
+}
+# The app's modules every part uses; they import none of the parts.
+SANDBOX_SHARED = {"clock", "conf", "errors", "models"}
+# What plugs the parts into Django (or serves them alone); no part or shared module imports these.
+SANDBOX_WIRING = {"__main__", "admin", "apps", "checks", "management", "routing", "standalone", "urls"}
+
+
+def sandbox_place(module: str) -> str:
+    """Where a sandbox module sits: its sub-package or module under sportsproxy.sandbox ("" for the package)."""
+    return module.removeprefix(SANDBOX).removeprefix(".").split(".")[0]
+
+
+def sandbox_arrow_refusal(module: str, target: str) -> str | None:
+    """Why `module` may not import `target` (both in the sandbox), or None when it may."""
+    place, target_place = sandbox_place(module), sandbox_place(target)
+    if target_place in ("", place):
+        return None
+    if target_place in SANDBOX_WIRING and place not in SANDBOX_WIRING:
+        return "only the wiring (Django's entry points, the standalone server) imports the wiring"
+    if place in SANDBOX_SHARED and target_place not in SANDBOX_SHARED:
+        return "the shared modules import none of the parts"
+    if place in SANDBOX_PARTS and target_place not in SANDBOX_SHARED | SANDBOX_PARTS[place]:
+        allowed = ", ".join(sorted(SANDBOX_PARTS[place])) or "no other part"
+        return f"{place} may import the shared modules and {allowed}"
+    return None
+
+
+def test_every_sandbox_module_has_a_place_on_the_map() -> None:
+    places = {sandbox_place(module) for module in graph(module_level_only=False) if within(module, SANDBOX)}
+    known = {"", *SANDBOX_PARTS, *SANDBOX_SHARED, *SANDBOX_WIRING}
+    assert places - known == set(), "a new sandbox module: put it in a part, and the part in SANDBOX_PARTS"
+    assert known - places == set(), "the map names a module or part that no longer exists"
+
+
+def test_the_sandbox_parts_point_one_way() -> None:
+    refusals = [
+        f"{module} imports {target}: {refusal}"
+        for module, targets in graph(module_level_only=False).items()
+        if within(module, SANDBOX)
+        for target in sorted(targets)
+        if within(target, SANDBOX) and (refusal := sandbox_arrow_refusal(module, target))
+    ]
+    assert refusals == []
+
+
+def test_the_sandbox_map_refuses_an_arrow_the_wrong_way() -> None:
+    """The rule above reads the table, so it cannot pass by allowing everything."""
+    assert sandbox_arrow_refusal(f"{SANDBOX}.rpc.dispatch", f"{SANDBOX}.accounts.quota") is None
+    assert sandbox_arrow_refusal(f"{SANDBOX}.accounts.keys", f"{SANDBOX}.errors") is None
+    assert sandbox_arrow_refusal(f"{SANDBOX}.accounts.keys", f"{SANDBOX}.rpc.methods") is not None
+    assert sandbox_arrow_refusal(f"{SANDBOX}.matches.simulation", f"{SANDBOX}.realtime.fanout") is not None
+    assert sandbox_arrow_refusal(f"{SANDBOX}.conf", f"{SANDBOX}.accounts.slots") is not None
+    assert sandbox_arrow_refusal(f"{SANDBOX}.realtime.consumers", f"{SANDBOX}.routing") is not None
+    assert sandbox_arrow_refusal(f"{SANDBOX}.standalone.asgi", f"{SANDBOX}.routing") is None

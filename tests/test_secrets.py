@@ -16,7 +16,7 @@ from django.test import Client
 
 from sportsproxy import SportsClient, SportsError
 from sportsproxy.django.checks import check_sports_settings
-from sportsproxy.sandbox.keys import register_key
+from sportsproxy.sandbox.accounts.keys import register_key
 from sportsproxy.sandbox.models import Account
 from tests.mintroute.conftest import logged_in_browser, post_token
 from tests.support import envelope

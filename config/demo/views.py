@@ -64,7 +64,7 @@ def expire_token(request: HttpRequest) -> JsonResponse:
     """The demo only (debug on, sandbox mounted): end this browser's token early, so its next call is unauthorized."""
     if not is_demo():
         raise Http404("Tokens can only be ended early in the demo (debug on, the embedded sandbox mounted).")
-    from sportsproxy.sandbox.tokens import expire_early
+    from sportsproxy.sandbox.accounts.tokens import expire_early
 
     stored = remembered_token(request, login_of(request))
     expired = expire_early(stored["token"]) if stored else False

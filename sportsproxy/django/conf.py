@@ -27,8 +27,8 @@ def previous_api_key() -> str:
 
 
 def base_url() -> str:
-    """The upstream address, without a trailing slash ("" when unset)."""
-    return str(getattr(settings, "SPORTS_BASE_URL", "") or "").rstrip("/")
+    """The upstream origin as set ("" when unset); the SDK client drops its optional trailing slash."""
+    return str(getattr(settings, "SPORTS_BASE_URL", "") or "")
 
 
 def transport() -> str:

@@ -83,7 +83,7 @@ def _previous_key() -> str | None:
 def _connection() -> tuple[str, Any]:
     """The base URL and, for the in-process sandbox, its transport (both sync and async)."""
     if conf.transport() == "sandbox":
-        from sportsproxy.sandbox.transport import SandboxTransport  # only when selected (and installed)
+        from sportsproxy.sandbox.rpc.transport import SandboxTransport  # only when selected (and installed)
 
         return conf.SANDBOX_BASE_URL, SandboxTransport()
     return conf.base_url(), None

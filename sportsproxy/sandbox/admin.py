@@ -9,7 +9,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
-from sportsproxy.sandbox.keys import assign_secret, new_secret
+from sportsproxy.sandbox.accounts.keys import assign_secret, new_secret
 from sportsproxy.sandbox.models import Account, ApiKey
 
 

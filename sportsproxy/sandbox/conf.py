@@ -62,7 +62,7 @@ def last_used_interval() -> int:
 
 
 def slot_heartbeat() -> float:
-    """Seconds per bucket of the connection and subscription counts (see slots.py)."""
+    """Seconds per bucket of the connection and subscription counts (see accounts/slots.py)."""
     return float(getattr(settings, "SPORTS_SANDBOX_SLOT_HEARTBEAT", 10))
 
 
@@ -79,3 +79,8 @@ def ws_auth_timeout() -> float:
 def event_interval() -> float:
     """Seconds of (sandbox clock) time between simulated match events."""
     return float(getattr(settings, "SPORTS_SANDBOX_EVENT_INTERVAL", 3))
+
+
+def publishes_events() -> bool:
+    """Whether this process publishes the simulated match events (one process is enough with Redis)."""
+    return bool(getattr(settings, "SPORTS_SANDBOX_EVENTS", True))

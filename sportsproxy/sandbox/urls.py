@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from sportsproxy.sandbox import views
+from sportsproxy.sandbox.rpc import views
 
 app_name = "sandbox"
 urlpatterns = [

@@ -176,7 +176,7 @@ def revocation(bench: Bench, servers: list[Server]) -> tuple[str, bool]:
     """REVOKED_KEYS keys with sockets on every server, revoked one by one at random moments in this
     process (the database only, like `sandbox_key revoke`): the time from each revocation to each of
     its sockets' close."""
-    from sportsproxy.sandbox.keys import issue_key
+    from sportsproxy.sandbox.accounts.keys import issue_key
     from sportsproxy.sandbox.models import Account, ApiKey
 
     account = Account.objects.create(name="bench-revocation", tier="business")

@@ -11,9 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import secrets
-import shutil
 import socket
 import statistics
 import subprocess
@@ -31,7 +29,7 @@ import httpx
 
 from config import serve
 from tests import slow_upstream
-from tests.bench import realtime
+from tests.bench import asgi, realtime, wrk
 
 ROOT = Path(__file__).resolve().parents[2]
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -43,6 +41,8 @@ SOAK_CLIENTS = 50
 SERVING_WORKERS = 2
 SOAK_MINT_RATE = 300  # per minute, per user and per client IP
 CSRF = "b" * 32
+FRESH_MINT = '{"reason": "unauthorized"}'  # the route mints upstream for every such request
+MINT_HEADERS = {"X-CSRFToken": CSRF, "Content-Type": "application/json"}
 
 
 def free_port() -> int:
@@ -52,10 +52,15 @@ def free_port() -> int:
 
 
 def resident_kib(pid: int) -> int:
+    return process_status(pid, "VmRSS")
+
+
+def process_status(pid: int, field: str) -> int:
+    """A number from /proc/<pid>/status: `VmRSS` (KiB), `Threads`..."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1])
-    raise RuntimeError(f"no VmRSS for {pid}")
+    raise RuntimeError(f"no {field} for {pid}")
 
 
 def cpu_seconds(pid: int, *, tree: bool = True) -> float:
@@ -129,21 +134,6 @@ def cpu_use(*pids: int) -> Iterator[dict[str, float]]:
     elapsed = time.monotonic() - started
     for pid, seconds in before.items():
         use[str(pid)] = 100 * (cpu_seconds(pid, tree=pid != loader) - seconds) / elapsed
-
-
-def wrk(url: str, arguments: list[str]) -> float:
-    """2xx answers per second from wrk: 64 connections on 2 threads for SECONDS."""
-    completed = subprocess.run(  # noqa: S603 - fixed command
-        ["wrk", "-t2", "-c64", f"-d{SECONDS:g}s", *arguments, url],  # noqa: S607 - wrk from PATH
-        capture_output=True,
-        text=True,
-        timeout=SECONDS + 60,
-        check=True,
-    )
-    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", completed.stdout).group(1))  # type: ignore[union-attr]
-    total = int(re.search(r"(\d+) requests in", completed.stdout).group(1))  # type: ignore[union-attr]
-    failed = re.search(r"Non-2xx or 3xx responses: (\d+)", completed.stdout)
-    return rate * (1 - (int(failed.group(1)) / total if failed else 0))
 
 
 def median_ms(samples: list[float]) -> float:
@@ -229,11 +219,12 @@ class Bench:
         self.upstream.stop()
 
     def post_site(self, client: httpx.Client | httpx.AsyncClient, path: str) -> Any:
-        return client.post(
-            path,
-            content=b'{"reason": "unauthorized"}',
-            headers={"X-CSRFToken": CSRF, "Content-Type": "application/json"},
-        )
+        return client.post(path, content=FRESH_MINT, headers=MINT_HEADERS)
+
+    def fresh_mint_script(self) -> Path:
+        """A wrk script that sends every request as a fresh mint of the benchmark's logged-in user."""
+        cookie = f"sessionid={self.cookies['sessionid']}; csrftoken={CSRF}"
+        return wrk.post_script(self.workdir / "mint.lua", FRESH_MINT, {**MINT_HEADERS, "Cookie": cookie})
 
     def envelope(self, method: str, params: dict[str, Any]) -> bytes:
         return json.dumps({"jsonrpc": "2.0", "id": uuid.uuid4().hex, "method": method, "params": params}).encode()
@@ -323,12 +314,7 @@ class Bench:
         self.cpu = {name: statistics.median(values) for name, values in cpu.items()}
 
     async def _async_post(self, client: httpx.AsyncClient, path: str) -> httpx.Response:
-        return await client.post(
-            path,
-            content=b'{"reason": "unauthorized"}',
-            headers={"X-CSRFToken": CSRF, "Content-Type": "application/json"},
-            cookies=self.cookies,
-        )
+        return await client.post(path, content=FRESH_MINT, headers=MINT_HEADERS, cookies=self.cookies)
 
     def queries_and_cache_operations(self) -> None:
         from django.core.cache import caches
@@ -407,7 +393,7 @@ class Bench:
         from django.test.utils import CaptureQueriesContext
 
         from sportsproxy import SportsClient
-        from sportsproxy.sandbox.dispatch import handle_http
+        from sportsproxy.sandbox.rpc.dispatch import handle_http
 
         with SportsClient(self.key, base_url=self.upstream.url) as sdk:
             token = sdk.tokens.create(ttl=3600).token
@@ -471,8 +457,9 @@ class Bench:
         """Issue 16: what `make serve` runs against gunicorn gthread serving the same code, same
         worker and thread counts, with wrk as the load generator, in interleaved rounds; and, for
         reference, uvicorn as docs/deploy.md ran it before."""
-        if shutil.which("wrk") is None:
-            self.row("serving: make serve vs gunicorn gthread", "not run: install wrk (apt-get install wrk)", "", None)
+        why_not = wrk.missing()
+        if why_not is not None:
+            self.row("serving: make serve vs gunicorn gthread", why_not, "", None)
             return
         upstream = Server({**self.environment, "SLOW_UPSTREAM_DELAY": "0.05"}, SLOW_UPSTREAM)
         environment = {**self.environment, "SPORTS_BASE_URL": upstream.url, "SPORTS_SANDBOX": "0"}
@@ -487,21 +474,15 @@ class Bench:
             "gunicorn gthread": Server(environment, peer_command),
             "uvicorn": Server(environment, previous),
         }
-        script = self.workdir / "mint.lua"
-        script.write_text(
-            'wrk.method = "POST"\n'
-            'wrk.body = \'{"reason": "unauthorized"}\'\n'
-            'wrk.headers["Content-Type"] = "application/json"\n'
-            f'wrk.headers["X-CSRFToken"] = "{CSRF}"\n'
-            f'wrk.headers["Cookie"] = "sessionid={self.cookies["sessionid"]}; csrftoken={CSRF}"\n'
-        )
+        script = self.fresh_mint_script()
         rates: dict[tuple[str, str], list[float]] = {}
         try:
             for number in range(ROUNDS * 2):
                 names = list(servers) if number % 2 == 0 else list(reversed(servers))
                 for name in names:
-                    for path, arguments in (("/api/sports-token", ["-s", str(script)]), ("/healthz", [])):
-                        rates.setdefault((name, path), []).append(wrk(servers[name].url + path, arguments))
+                    for path, path_script in (("/api/sports-token", script), ("/healthz", None)):
+                        load = wrk.run(servers[name].url + path, seconds=SECONDS, script=path_script)
+                        rates.setdefault((name, path), []).append(load.rate)
         finally:
             for server in (*servers.values(), upstream):
                 server.stop()
@@ -513,6 +494,13 @@ class Bench:
                 f">= {target}",
                 ours / peer >= target,
             )
+
+    def asgi_route(self) -> None:
+        """Issue 21: see tests/bench/asgi.py."""
+        asgi.route_versus_gthread(self)
+
+    def asgi_floor(self) -> None:
+        asgi.floor(self)
 
     def browser_client(self) -> None:
         completed = subprocess.run(  # noqa: S603 - fixed script
@@ -657,22 +645,30 @@ class Bench:
 
 def main() -> None:
     bench = Bench()
+    measures = [
+        bench.sdk_versus_raw_httpx,
+        bench.mint_latency,
+        bench.mint_throughput,
+        bench.queries_and_cache_operations,
+        bench.upstream_calls_and_connections,
+        bench.sandbox_listing,
+        bench.serving,
+        bench.asgi_route,
+        bench.asgi_floor,
+        bench.real_time,
+        bench.browser_client,
+        bench.soak,
+    ]
+    names = [measure.__name__ for measure in measures]
+    chosen = [name for name in os.environ.get("BENCH_ONLY", "").split(",") if name] or names
+    if unknown := sorted(set(chosen) - set(names)):
+        sys.exit(f"BENCH_ONLY names {', '.join(unknown)}: choose among {', '.join(names)}")
     bench.start()
     try:
-        for measure in (
-            bench.sdk_versus_raw_httpx,
-            bench.mint_latency,
-            bench.mint_throughput,
-            bench.queries_and_cache_operations,
-            bench.upstream_calls_and_connections,
-            bench.sandbox_listing,
-            bench.serving,
-            bench.real_time,
-            bench.browser_client,
-            bench.soak,
-        ):
-            print(f"... {measure.__name__}", file=sys.stderr, flush=True)
-            measure()
+        for measure in measures:
+            if measure.__name__ in chosen:
+                print(f"... {measure.__name__}", file=sys.stderr, flush=True)
+                measure()
     finally:
         bench.stop()
     print(bench.report())

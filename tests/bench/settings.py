@@ -16,6 +16,6 @@ SPORTS_SANDBOX_EVENT_INTERVAL = float(os.environ.get("BENCH_EVENT_INTERVAL", "1"
 if os.environ.get("BENCH_CHANNEL_LAYER"):
     CHANNEL_LAYERS["default"]["BACKEND"] = os.environ["BENCH_CHANNEL_LAYER"]  # noqa: F405
     if CHANNEL_LAYERS["default"]["BACKEND"] == "channels_redis.core.RedisChannelLayer":  # noqa: F405
-        # Each process reads one channel (fanout.py): room for 1,000 events there, not 100, before
-        # group_send drops any.
+        # Each process reads one channel (sportsproxy/sandbox/realtime/fanout.py): room for 1,000
+        # events there, not 100, before group_send drops any.
         CHANNEL_LAYERS["default"]["CONFIG"]["capacity"] = 1_000  # noqa: F405

@@ -14,6 +14,7 @@ from django.views.decorators.csrf import csrf_protect
 from django.views.decorators.http import require_POST
 
 from config.urls import urlpatterns as project_urlpatterns
+from mintroute.views import sports_token
 
 _upstream = httpx.Client(timeout=5)  # one pool, as the SDK keeps one
 
@@ -44,4 +45,6 @@ urlpatterns = [
     *project_urlpatterns,
     path("bench/session-only", session_only),
     path("bench/raw-mint", raw_mint),
+    # The route's plain (WSGI) view at its own URL, so an ASGI server can be measured running it too.
+    path("bench/sync-mint", sports_token),
 ]

@@ -11,7 +11,7 @@ from django.views.debug import ExceptionReporter
 
 from mintroute.minting import mint_upstream
 from sportsproxy import SportsClient
-from sportsproxy.sandbox.transport import SandboxTransport
+from sportsproxy.sandbox.rpc.transport import SandboxTransport
 
 
 def test_a_report_of_an_exception_raised_mid_mint_hides_key_and_token(

@@ -12,7 +12,7 @@ import pytest
 from django.contrib.auth.models import User
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from sportsproxy.sandbox.keys import issue_key
+from sportsproxy.sandbox.accounts.keys import issue_key
 from sportsproxy.sandbox.models import Account
 from tests.asgi_server import AsgiServer
 

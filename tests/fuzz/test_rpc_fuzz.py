@@ -14,7 +14,7 @@ from django.test import Client
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from sportsproxy.sandbox.sockets import SocketSession
+from sportsproxy.sandbox.realtime.sockets import SocketSession
 from tests.fuzz.strategies import deep_nesting, envelopes, json_values
 
 CODES = {

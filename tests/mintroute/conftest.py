@@ -12,9 +12,9 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from mintroute import reuse
-from sportsproxy.sandbox import quota
+from sportsproxy.sandbox.accounts import quota
+from sportsproxy.sandbox.accounts.keys import hash_secret
 from sportsproxy.sandbox.clock import ManualClock
-from sportsproxy.sandbox.keys import hash_secret
 from sportsproxy.sandbox.models import ApiKey
 
 Mint = Callable[..., Any]

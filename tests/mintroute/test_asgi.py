@@ -17,7 +17,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from mintroute import views
-from sportsproxy.sandbox.keys import hash_secret
+from sportsproxy.sandbox.accounts.keys import hash_secret
 from sportsproxy.sandbox.models import ApiKey
 from tests.mintroute.conftest import upstream_calls
 from tests.mintroute.test_authentication import DEVICE
@@ -190,3 +190,16 @@ def test_a_site_with_atomic_requests_still_mints(
 
     monkeypatch.setitem(connection.settings_dict, "ATOMIC_REQUESTS", True)  # Django refuses async views then
     assert mint(logged_in(site)).status_code == 200
+
+
+def test_an_async_permission_hook_is_awaited(site: httpx.Client, settings: Any) -> None:
+    async def deny(request: Any) -> bool:
+        return False
+
+    settings.SPORTS_TOKEN_PERMISSION = deny
+    refused(mint(logged_in(site)), 403, "forbidden")
+
+
+def test_a_body_past_djangos_upload_limit_is_400_json(site: httpx.Client, settings: Any) -> None:
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 2048
+    refused(mint(logged_in(site), {"reason": "refresh", "pad": "x" * 5000}), 400, "bad_request")

@@ -62,3 +62,18 @@ def test_a_token_that_cannot_be_remembered_is_answered_anyway(
     assert set(response.json()) == {"token", "expiresAt"}
     assert upstream_calls(site_key) == 1
     assert "could not be remembered" in caplog.text
+
+
+def test_logging_out_deletes_the_token_cookie(site_key: str) -> None:
+    browser = logged_in_browser()
+    post_token(browser)
+    assert browser.cookies["sports_token"].value
+    response = browser.post("/accounts/logout/", HTTP_X_CSRFTOKEN=browser.cookies["csrftoken"].value)
+    assert response.cookies["sports_token"].value == ""
+    assert response.cookies["sports_token"]["max-age"] == 0
+
+
+def test_a_logout_without_a_token_cookie_sets_no_cookie() -> None:
+    browser = logged_in_browser()
+    response = browser.post("/accounts/logout/", HTTP_X_CSRFTOKEN=browser.cookies["csrftoken"].value)
+    assert "sports_token" not in response.cookies

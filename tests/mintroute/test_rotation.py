@@ -7,7 +7,7 @@ from typing import Any
 
 from django.test import Client
 
-from sportsproxy.sandbox.keys import hash_secret, issue_key
+from sportsproxy.sandbox.accounts.keys import hash_secret, issue_key
 from sportsproxy.sandbox.models import Account, ApiKey
 from tests.mintroute.conftest import post_token
 

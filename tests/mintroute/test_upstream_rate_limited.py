@@ -50,6 +50,7 @@ def test_a_reusable_token_is_still_given_while_the_quota_is_spent(browser: Clien
         (None, "60"),
         ({"retryAfter": "soon"}, "60"),
         ({"retryAfter": -5}, "60"),
+        ({"retryAfter": 1e300}, "86400"),  # at most a day
     ],
 )
 def test_the_wait_is_the_services_retry_after_rounded_up_or_60(

@@ -11,8 +11,8 @@ import pytest
 from django.conf import settings
 from django.test import Client
 
+from sportsproxy.sandbox.accounts.keys import hash_secret
 from sportsproxy.sandbox.clock import ManualClock
-from sportsproxy.sandbox.keys import hash_secret
 from sportsproxy.sandbox.models import ApiKey
 from tests.mintroute.conftest import logged_in_browser, post_token, upstream_calls
 from tests.upstreams import closed_port_url, fake_upstream, http_response
@@ -313,3 +313,34 @@ def test_a_tampered_or_foreign_token_cookie_is_not_reused(browser: Client, site_
     mallory = logged_in_browser("mallory")
     mallory.cookies["sports_token"] = alice_cookie  # signed, but for another user
     assert post_token(mallory).json()["token"] not in {first, post_token(browser).json()["token"]}
+
+
+def test_an_async_permission_hook_is_awaited_not_taken_for_yes(browser: Client, settings: Any) -> None:
+    async def deny(request: Any) -> bool:
+        return False
+
+    async def allow(request: Any) -> bool:
+        return True
+
+    settings.SPORTS_TOKEN_PERMISSION = deny
+    assert_refusal(post_token(browser), 403, "forbidden")
+    settings.SPORTS_TOKEN_PERMISSION = allow
+    assert post_token(browser).status_code == 200
+
+
+def test_a_body_past_djangos_upload_limit_is_400_json(browser: Client, settings: Any) -> None:
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 2048
+    response = post_token(browser, json.dumps({"reason": "refresh", "pad": "x" * 5000}))
+    body = assert_refusal(response, 400, "bad_request")
+    assert "larger than" in body["message"]
+
+
+def test_a_base_url_with_a_stray_tab_is_a_502_naming_it_never_a_500(
+    browser: Client, settings: Any, site_key: str
+) -> None:
+    settings.SPORTS_TRANSPORT = "http"
+    settings.SPORTS_BASE_URL = "http://127.0.0.1:8000\t"
+    response = post_token(browser)
+    body = assert_refusal(response, 502, "upstream_error")
+    assert "SPORTS_BASE_URL" in body["message"]
+    assert site_key not in response.content.decode()

@@ -25,10 +25,10 @@ from sportsproxy import (
     UnauthorizedError,
 )
 from sportsproxy.client import RETRY_MAX_DELAY
+from sportsproxy.sandbox.accounts.keys import hash_secret
 from sportsproxy.sandbox.clock import ManualClock
-from sportsproxy.sandbox.keys import hash_secret
 from sportsproxy.sandbox.models import ApiKey
-from sportsproxy.sandbox.transport import SandboxTransport
+from sportsproxy.sandbox.rpc.transport import SandboxTransport
 from tests.upstreams import closed_port_url, fake_upstream, http_response
 
 
@@ -274,7 +274,7 @@ def test_no_error_repr_or_log_line_contains_the_key(
 
 
 def test_over_real_http_against_a_live_server(live_server: Any, transactional_db: None) -> None:
-    from sportsproxy.sandbox.keys import issue_key
+    from sportsproxy.sandbox.accounts.keys import issue_key
     from sportsproxy.sandbox.models import Account
 
     key, secret = issue_key(Account.objects.create(name="http-acme", tier="starter"), "live")

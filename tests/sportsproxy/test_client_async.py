@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from sportsproxy import AsyncSportsClient, SportsTimeout, SportsUnavailable, UnauthorizedError
-from sportsproxy.sandbox.keys import issue_key
+from sportsproxy.sandbox.accounts.keys import issue_key
 from sportsproxy.sandbox.models import Account
-from sportsproxy.sandbox.transport import SandboxTransport
+from sportsproxy.sandbox.rpc.transport import SandboxTransport
 from sportsproxy.testing import SportsSandbox
 from tests.upstreams import closed_port_url, fake_upstream
 

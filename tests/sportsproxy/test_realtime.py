@@ -12,8 +12,8 @@ from asgiref.sync import sync_to_async
 from sportsproxy import AsyncSportsClient, InvalidParamsError, SportsUnavailable, UnauthorizedError
 from sportsproxy.realtime import open_socket, websocket_url
 from sportsproxy.sandbox import conf
+from sportsproxy.sandbox.accounts.keys import issue_key
 from sportsproxy.sandbox.clock import ManualClock
-from sportsproxy.sandbox.keys import issue_key
 from sportsproxy.sandbox.models import Account
 from tests.upstreams import closed_port_url
 

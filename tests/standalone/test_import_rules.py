@@ -48,6 +48,33 @@ sportsproxy.django.shared.get_client()
 print(json.dumps(sorted(sys.modules)))
 """
 
+# The embedded sandbox answering in-process (SPORTS_TRANSPORT = "sandbox"), as `runserver` and the
+# tests use it: its JSON-RPC side, accounts and matches, but nothing of its socket side.
+IN_PROCESS_SANDBOX = """
+import json, sys
+import django
+from django.conf import settings
+KEY = "sk_test_" + "k" * 43
+settings.configure(
+    INSTALLED_APPS=["django.contrib.auth", "django.contrib.contenttypes", "sportsproxy.sandbox"],
+    DATABASES={"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}},
+    SPORTS_API_KEY=KEY,
+    SPORTS_TRANSPORT="sandbox",
+    SPORTS_SANDBOX_SIGNING_KEY="s" * 48,
+)
+django.setup()
+from django.core.management import call_command
+call_command("migrate", verbosity=0)
+import sportsproxy.django.shared
+from sportsproxy.sandbox.accounts.keys import register_key
+from sportsproxy.sandbox.models import Account
+register_key(Account.objects.create(name="rules"), KEY)
+client = sportsproxy.django.shared.get_client()
+assert client.tokens.create().token
+assert len(client.matches.list(limit=1).data) == 1
+print(json.dumps(sorted(sys.modules)))
+"""
+
 
 @pytest.fixture(scope="module")
 def parts(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -86,3 +113,11 @@ def test_the_sdk_socket_is_loaded_on_first_use(parts: Path) -> None:
         "import json, sys, sportsproxy\nsportsproxy.SportsSocket\nprint(json.dumps(sorted(sys.modules)))", parts
     )
     assert loaded(modules, "websockets")
+
+
+def test_the_in_process_sandbox_loads_nothing_of_its_socket_side(parts: Path) -> None:
+    modules = modules_loaded_by(IN_PROCESS_SANDBOX, parts)
+    for part in ("rpc", "accounts", "matches"):
+        assert loaded(modules, f"sportsproxy.sandbox.{part}"), part
+    for package in ("sportsproxy.sandbox.realtime", "channels", "websockets"):
+        assert not loaded(modules, package), package

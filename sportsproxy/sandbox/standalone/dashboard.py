@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from sportsproxy.sandbox.accounts.keys import hash_secret, issue_key
+from sportsproxy.sandbox.accounts.tokens import expire_early
 from sportsproxy.sandbox.conf import ENVIRONMENTS, TIERS
-from sportsproxy.sandbox.keys import hash_secret, issue_key
 from sportsproxy.sandbox.models import Account, ApiKey
-from sportsproxy.sandbox.tokens import expire_early
 
 
 class DashboardError(Exception):

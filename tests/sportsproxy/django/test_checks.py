@@ -97,6 +97,10 @@ def test_a_base_url_without_a_scheme_is_an_error(over_http: Any, api_key: str) -
         "ftp://api.example.com",
         "https://",
         "https://api.example.com:port",
+        "http://127.0.0.1:8000\t",  # a stray tab or newline from a .env file
+        "http://127.0.0.1:8000\n",
+        " http://127.0.0.1:8000",
+        "https://api.example.com//",
     ],
 )
 def test_a_base_url_that_is_not_an_origin_is_e004(over_http: Any, api_key: str, url: str) -> None:

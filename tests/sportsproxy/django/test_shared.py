@@ -9,7 +9,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from sportsproxy.django.problems import SettingsError
 from sportsproxy.django.shared import get_client
-from sportsproxy.sandbox.keys import issue_key
+from sportsproxy.sandbox.accounts.keys import issue_key
 from sportsproxy.sandbox.models import Account
 
 

@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth.models import Permission, User
 from django.test import Client
 
-from sportsproxy.sandbox.keys import hash_secret, issue_key
+from sportsproxy.sandbox.accounts.keys import hash_secret, issue_key
 from sportsproxy.sandbox.models import Account, ApiKey
 from tests.conftest import RpcCall
 from tests.support import error_code

@@ -9,7 +9,7 @@ import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
-from sportsproxy.sandbox.keys import hash_secret, issue_key
+from sportsproxy.sandbox.accounts.keys import hash_secret, issue_key
 from sportsproxy.sandbox.models import Account, ApiKey
 from tests.conftest import RpcCall
 from tests.support import error_code

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
+from sportsproxy.sandbox.accounts.keys import issue_key
 from sportsproxy.sandbox.conf import ENVIRONMENTS, TIERS
-from sportsproxy.sandbox.keys import issue_key
 from sportsproxy.sandbox.models import Account, ApiKey, Environment
 
 

@@ -18,7 +18,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from sportsproxy.sandbox.keys import KEY_PATTERN, hash_secret, issue_key, register_key
+from sportsproxy.sandbox.accounts.keys import KEY_PATTERN, hash_secret, issue_key, register_key
 from sportsproxy.sandbox.models import Account, ApiKey
 
 DEMO_USERNAME = "demo"

@@ -7,8 +7,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from sportsproxy.sandbox.accounts.keys import issue_key
 from sportsproxy.sandbox.conf import ENVIRONMENTS, TIERS
-from sportsproxy.sandbox.keys import issue_key
 from sportsproxy.sandbox.models import Account, ApiKey
 
 
