@@ -12,20 +12,41 @@ from pathlib import Path
 import pytest
 
 from sportsproxy.testing import SportsSandbox
-from tests.standalone.foreign_site import PROJECT_ROOT, base_dependencies, build_wheel, dev_pins, make_venv
+from tests.standalone.foreign_site import (
+    PROJECT_ROOT,
+    base_dependencies,
+    build_wheel,
+    clean_checkout,
+    dev_pins,
+    make_venv,
+)
 
 COPIED_FOLDERS = ("mintroute", "sportsproxy")
 
 
 @pytest.fixture(scope="session")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_wheel(tmp_path_factory.mktemp("wheel"))
+def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This project as a fresh clone has it, outside the repository."""
+    return clean_checkout(tmp_path_factory.mktemp("checkout"))
+
+
+@pytest.fixture(scope="session")
+def wheel(checkout: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_wheel(checkout, tmp_path_factory.mktemp("wheel"))
 
 
 @pytest.fixture(scope="session")
 def installed_python(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The interpreter of a new virtual environment holding the wheel and its base dependencies."""
     return make_venv(tmp_path_factory.mktemp("installed") / "venv", str(wheel))
+
+
+@pytest.fixture(scope="session")
+def integrations_python(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A new virtual environment holding the wheel, uvicorn (an ASGI site) and simplejwt (a mobile
+    backend's login): what sites that serve through ASGI or sign their apps in with JWTs add."""
+    venv = tmp_path_factory.mktemp("integrations") / "venv"
+    return make_venv(venv, str(wheel), "uvicorn", *dev_pins("djangorestframework-simplejwt"))
 
 
 @pytest.fixture(scope="session")

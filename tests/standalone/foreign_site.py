@@ -9,6 +9,7 @@ repository nor the test run's settings can leak onto its `sys.path`.
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import re
 import shutil
@@ -18,7 +19,7 @@ import sys
 import textwrap
 import time
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +27,7 @@ from pathlib import Path
 import httpx
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-REQUIREMENTS = PROJECT_ROOT / "requirements.txt"  # pins the versions the base dependencies install at
+REQUIREMENTS = PROJECT_ROOT / "requirements.txt"  # pins the versions the base dependencies install at (but Django)
 INSTALL_TIMEOUT = 600  # seconds for a pip install from the package index on a fresh machine
 COMMAND_TIMEOUT = 120
 PASSWORD = "foreign-pass-123"
@@ -55,12 +56,14 @@ def scrubbed_environment(**extra: str) -> dict[str, str]:
     return {**kept, "PYTHONDONTWRITEBYTECODE": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1", **extra}
 
 
-def run_status(command: list[str], *, cwd: Path, timeout: float = COMMAND_TIMEOUT, **extra_env: str) -> tuple[int, str]:
-    """Run a command to completion in a scrubbed environment: (exit code, combined output)."""
+def run_status(
+    command: list[str], *, cwd: Path, timeout: float = COMMAND_TIMEOUT, env: Mapping[str, str] | None = None
+) -> tuple[int, str]:
+    """Run a command to completion in a scrubbed environment plus `env`: (exit code, combined output)."""
     completed = subprocess.run(  # noqa: S603 - commands built by the tests themselves
         command,
         cwd=cwd,
-        env=scrubbed_environment(**extra_env),
+        env=scrubbed_environment(**(env or {})),
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -69,38 +72,66 @@ def run_status(command: list[str], *, cwd: Path, timeout: float = COMMAND_TIMEOU
     return completed.returncode, completed.stdout + completed.stderr
 
 
-def run(command: list[str], *, cwd: Path, timeout: float = COMMAND_TIMEOUT, **extra_env: str) -> str:
+def run(
+    command: list[str], *, cwd: Path, timeout: float = COMMAND_TIMEOUT, env: Mapping[str, str] | None = None
+) -> str:
     """Run a command to completion; its combined output, or an AssertionError that shows it."""
-    status, output = run_status(command, cwd=cwd, timeout=timeout, **extra_env)
+    status, output = run_status(command, cwd=cwd, timeout=timeout, env=env)
     assert status == 0, f"{' '.join(command)} exited {status}:\n{output}"
     return output
 
 
-def build_wheel(destination: Path) -> Path:
-    """`pip wheel` of a clean copy of this project (no build/ or egg-info left in the checkout)."""
+def clean_checkout(destination: Path) -> Path:
+    """A copy of this project as a fresh clone has it (no venvs, builds or caches), for pip to build from."""
     source = destination / "source"
     shutil.copytree(
         PROJECT_ROOT,
         source,
         ignore=shutil.ignore_patterns(
-            ".git", ".venv", "node_modules", "build", "dist", "*.egg-info", "__pycache__", "*.sqlite3", ".env"
+            ".git", ".venv", ".nox", "node_modules", "build", "dist", "*.egg-info", "__pycache__", "*.sqlite3", ".env"
         ),
     )
+    return source
+
+
+def build_wheel(source: Path, destination: Path) -> Path:
+    """`pip wheel` of a clean checkout (so no build/ or egg-info is left in this repository)."""
     wheels = destination / "wheels"
     run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(source)], cwd=destination)
     (wheel,) = wheels.glob("*.whl")
     return wheel
 
 
+def running_django() -> str:
+    """The Django release these tests run under: the matrix runs them once per supported Django."""
+    return importlib.metadata.version("Django")
+
+
+def constraints_for_running_django(directory: Path) -> Path:
+    """requirements.txt's pins, with Django pinned at the release these tests run under instead."""
+    lines = [
+        line for line in REQUIREMENTS.read_text().splitlines() if not re.match(r"django==", line, flags=re.IGNORECASE)
+    ]
+    constraints = directory / "constraints.txt"
+    constraints.write_text("\n".join([*lines, f"Django=={running_django()}", ""]))
+    return constraints
+
+
 def make_venv(path: Path, *requirements: str) -> Path:
-    """A new virtual environment with `requirements` installed at the versions requirements.txt pins."""
+    """A new virtual environment of this interpreter's Python with `requirements` installed at the
+    versions requirements.txt pins, and at the Django these tests run under."""
+    return install(new_venv(path), "-c", str(constraints_for_running_django(path.parent)), *requirements)
+
+
+def new_venv(path: Path) -> Path:
+    """An empty virtual environment of the Python running these tests; returns its interpreter."""
     run([sys.executable, "-m", "venv", str(path)], cwd=path.parent)
-    python = path / "bin" / "python"
-    run(
-        [str(python), "-m", "pip", "install", "-q", "-c", str(REQUIREMENTS), *requirements],
-        cwd=path.parent,
-        timeout=INSTALL_TIMEOUT,
-    )
+    return path / "bin" / "python"
+
+
+def install(python: Path, *arguments: str) -> Path:
+    """`pip install` into the environment of `python`, as an integrator would run it; returns `python`."""
+    run([str(python), "-m", "pip", "install", "-q", *arguments], cwd=python.parents[2], timeout=INSTALL_TIMEOUT)
     return python
 
 
@@ -143,6 +174,13 @@ TEMPLATES = [
 ]
 DATABASES = {{"default": {{"ENGINE": "django.db.backends.sqlite3", "NAME": BASE_DIR / "db.sqlite3"}}}}
 STATIC_URL = "static/"
+# A request's unhandled error goes to the console with its traceback, as most sites log it.
+LOGGING = {{
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {{"console": {{"class": "logging.StreamHandler"}}}},
+    "loggers": {{"django.request": {{"handlers": ["console"], "level": "ERROR"}}}},
+}}
 
 SPORTS_API_KEY = {api_key!r}  # wiring 3 of 3
 SPORTS_BASE_URL = {base_url!r}
@@ -156,6 +194,15 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view()),
     path("", include("mintroute.urls")),  # wiring 2 of 3
 ]
+"""
+
+ASGI = """\
+import os
+
+from django.core.asgi import get_asgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "foreignsite.settings")
+application = get_asgi_application()
 """
 
 MANAGE = """\
@@ -180,6 +227,9 @@ class ForeignSite:
     python: Path
     api_key: str
     base_url: str
+    extra_settings: str = ""  # appended to its settings.py, as the site's own further settings
+    extra_urls: str = ""  # appended to its urls.py
+    environment: dict[str, str] = field(default_factory=dict)  # for its commands and its server
     log: list[str] = field(default_factory=list)  # everything its commands and server printed
 
     def write(self) -> ForeignSite:
@@ -189,8 +239,10 @@ class ForeignSite:
         (package / "__init__.py").write_text("")
         (package / "settings.py").write_text(
             SETTINGS.format(api_key=self.api_key, base_url=self.base_url, secret_suffix=os.urandom(8).hex())
+            + textwrap.dedent(self.extra_settings)
         )
-        (package / "urls.py").write_text(URLS)
+        (package / "urls.py").write_text(URLS + textwrap.dedent(self.extra_urls))
+        (package / "asgi.py").write_text(ASGI)
         (self.root / "manage.py").write_text(MANAGE)
         (self.root / "templates" / "registration" / "login.html").write_text(LOGIN_TEMPLATE)
         return self
@@ -202,19 +254,19 @@ class ForeignSite:
         return f"{SITE_PACKAGE}.settings_{name}"
 
     def manage(self, *arguments: str) -> str:
-        output = run([str(self.python), "manage.py", *arguments], cwd=self.root)
+        output = run([str(self.python), "manage.py", *arguments], cwd=self.root, env=self.environment)
         self.log.append(output)
         return output
 
     def manage_status(self, *arguments: str) -> tuple[int, str]:
         """Run manage.py without asserting success: (exit code, combined output)."""
-        status, output = run_status([str(self.python), "manage.py", *arguments], cwd=self.root)
+        status, output = run_status([str(self.python), "manage.py", *arguments], cwd=self.root, env=self.environment)
         self.log.append(output)
         return status, output
 
     def python_says(self, code: str) -> str:
         """What a snippet prints when run with the site's interpreter in the site's folder."""
-        output = run([str(self.python), "-c", code], cwd=self.root)
+        output = run([str(self.python), "-c", code], cwd=self.root, env=self.environment)
         self.log.append(output)
         return output.strip()
 
@@ -225,19 +277,24 @@ class ForeignSite:
         run(
             [str(self.python), "manage.py", *create_user],
             cwd=self.root,
-            DJANGO_SUPERUSER_PASSWORD=PASSWORD,
+            env={**self.environment, "DJANGO_SUPERUSER_PASSWORD": PASSWORD},
         )
 
     @contextmanager
-    def serving(self) -> Iterator[str]:
-        """`runserver` on a free port; yields its base URL, and stops it (with a bounded wait) on exit."""
+    def serving(self, server_name: str = "runserver") -> Iterator[str]:
+        """The site served on a free port by `runserver` (WSGI) or `uvicorn` (ASGI, which must be
+        installed in its environment); yields its base URL, and stops it (with a bounded wait) on exit."""
         port = free_port()
-        log_path = self.root / "runserver.log"
+        log_path = self.root / f"{server_name}.log"
+        commands = {
+            "runserver": ["manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
+            "uvicorn": ["-m", "uvicorn", f"{SITE_PACKAGE}.asgi:application", "--port", str(port), "--lifespan", "off"],
+        }
         with log_path.open("w") as log_file:
             server = subprocess.Popen(  # noqa: S603 - fixed interpreter and arguments
-                [str(self.python), "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
+                [str(self.python), *commands[server_name]],
                 cwd=self.root,
-                env=scrubbed_environment(),
+                env=scrubbed_environment(**self.environment),
                 stdout=log_file,
                 stderr=subprocess.STDOUT,
             )
@@ -245,6 +302,9 @@ class ForeignSite:
         try:
             _wait_until_listening(port, server, log_path)
             yield url
+        except BaseException as error:
+            error.add_note(f"The site's server printed:\n{log_path.read_text()}")
+            raise
         finally:
             server.terminate()
             try:
@@ -259,24 +319,24 @@ def _wait_until_listening(port: int, server: subprocess.Popen[bytes], log_path: 
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if server.poll() is not None:
-            raise AssertionError(f"runserver exited {server.returncode}:\n{log_path.read_text()}")
+            raise AssertionError(f"the site's server exited {server.returncode}:\n{log_path.read_text()}")
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=1):
                 return
         except OSError:
             time.sleep(0.1)
-    raise AssertionError(f"runserver did not listen within 30 s:\n{log_path.read_text()}")
+    raise AssertionError(f"the site's server did not listen within 30 s:\n{log_path.read_text()}")
 
 
 @contextmanager
-def log_in(site_url: str, username: str = "site-user") -> Iterator[httpx.Client]:
+def log_in(site_url: str, username: str = "site-user", login_path: str = "/accounts/login/") -> Iterator[httpx.Client]:
     """A browser logged in through the site's own login page, holding its session and CSRF cookies."""
     with httpx.Client(base_url=site_url, timeout=30) as browser:
-        login_page = browser.get("/accounts/login/")
+        login_page = browser.get(login_path)
         form_token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', login_page.text)
         assert form_token is not None, login_page.text
         logged_in = browser.post(
-            "/accounts/login/",
+            login_path,
             data={"username": username, "password": PASSWORD, "csrfmiddlewaretoken": form_token.group(1)},
         )
         assert logged_in.status_code == 302, logged_in.text

@@ -8,7 +8,7 @@ from tests.standalone.conftest import Sandbox
 from tests.standalone.foreign_site import ForeignSite, log_in
 
 
-def answers_every_row(site_url: str, sandbox: Sandbox) -> list[httpx.Response]:
+def answers_every_row(site_url: str, sandbox: Sandbox, login_path: str = "/accounts/login/") -> list[httpx.Response]:
     """Walk the rows a site can show without faking its upstream; returns every response seen.
 
     The default rate (10/m per user and IP) counts from the first request past CSRF.
@@ -27,7 +27,7 @@ def answers_every_row(site_url: str, sandbox: Sandbox) -> list[httpx.Response]:
     expect(anonymous, 401, "not_authenticated")
     assert "location" not in anonymous.headers
 
-    with log_in(site_url) as browser:
+    with log_in(site_url, login_path=login_path) as browser:
         csrf = {"X-CSRFToken": browser.cookies["csrftoken"]}
         expect(browser.post("/api/sports-token", json={}), 403, "csrf_failed")
         assert expect(browser.get("/api/sports-token"), 405).headers["allow"] == "POST"

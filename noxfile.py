@@ -1,0 +1,116 @@
+"""The test matrix: every supported pair of Python and Django, one virtual environment each.
+
+`make matrix` (part of `make test`) runs them, two at a time; `nox -s "tests(python='3.13', django='6.1')"`
+runs one pair, `nox --list` names them all. The pairs are read from pyproject.toml's classifiers, so what the
+package declares and what is tested cannot drift apart. Each environment holds this project's
+runtime requirements with the pair's Django in place of requirements.txt's, the newest Django REST
+framework (requirements.txt's pin), and pytest; it runs the tests of the mint route, the SDK and its
+Django glue (with the sandbox tests they rely on), and tests/standalone/, whose virtual environments
+use that pair's interpreter and Django.
+
+Interpreters come from the machine: pyenv's installed versions (pyenv's shims run only the versions
+it has selected, so the newest installed patch of each supported minor is selected here), else
+`python3.X` on PATH. Nox never downloads one. With `CI` set, a missing interpreter fails the run;
+elsewhere nox reports it and skips that pair.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).resolve().parent
+REQUIREMENTS = ROOT / "requirements.txt"
+DEV_REQUIREMENTS = ROOT / "requirements-dev.txt"
+TEST_RUNNER = ("pytest", "pytest-django", "pytest-env", "pytest-asyncio")  # pinned in requirements-dev.txt
+TEST_PATHS = ("tests/mintroute", "tests/sportsproxy", "tests/standalone")
+
+# The Django release each series is tested at; the series requirements.txt pins is tested at that pin.
+DJANGO_RELEASES = {"6.0": "6.0.10", "6.1": "6.1.3"}
+# The oldest Python each Django series supports (Django's own rule: 6.x needs 3.12 or newer).
+DJANGO_OLDEST_PYTHON = {"5.2": (3, 10), "6.0": (3, 12), "6.1": (3, 12)}
+
+nox.options.default_venv_backend = "uv"
+nox.options.download_python = "never"
+nox.options.error_on_missing_interpreters = bool(os.environ.get("CI"))
+nox.options.reuse_venv = "yes"  # kept between runs; each run's install brings it up to date (a second with uv)
+
+
+def declared_versions(prefix: str) -> list[str]:
+    """The versions pyproject.toml's trove classifiers declare under `prefix`, e.g. "Framework :: Django"."""
+    classifiers: list[str] = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["classifiers"]
+    pattern = re.compile(rf"{re.escape(prefix)} :: (\d+\.\d+)$")
+    return [match.group(1) for classifier in classifiers if (match := pattern.match(classifier))]
+
+
+def supported_pairs() -> list[tuple[str, str]]:
+    """(Python, Django) for every declared Python and every declared Django that supports it."""
+    return [
+        (python, django)
+        for python in declared_versions("Programming Language :: Python")
+        for django in declared_versions("Framework :: Django")
+        if tuple(int(part) for part in python.split(".")) >= DJANGO_OLDEST_PYTHON[django]
+    ]
+
+
+def pinned(requirements: Path, name: str) -> str | None:
+    """The version `requirements` pins `name` at (`name==X`), or None."""
+    for line in requirements.read_text().splitlines():
+        match = re.match(rf"{re.escape(name)}==([^\s#;]+)", line.strip(), flags=re.IGNORECASE)
+        if match:
+            return match.group(1)
+    return None
+
+
+def django_release(series: str) -> str:
+    """The exact Django release the matrix installs for `series` ("6.1" -> "6.1.3")."""
+    pin = pinned(REQUIREMENTS, "Django")
+    if pin is not None and pin.startswith(f"{series}."):
+        return pin
+    return DJANGO_RELEASES[series]
+
+
+def select_pyenv_versions() -> None:
+    """Let pyenv's shims run the newest installed patch of every declared Python (PYENV_VERSION)."""
+    versions_dir = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    if not versions_dir.is_dir():
+        return
+    installed = [path.name for path in versions_dir.iterdir() if re.fullmatch(r"\d+\.\d+\.\d+", path.name)]
+    chosen = []
+    for minor in declared_versions("Programming Language :: Python"):
+        patches = [name for name in installed if name.startswith(f"{minor}.")]
+        if patches:
+            chosen.append(max(patches, key=lambda name: tuple(int(part) for part in name.split("."))))
+    selected = [name for name in os.environ.get("PYENV_VERSION", "").split(":") if name]
+    os.environ["PYENV_VERSION"] = ":".join(dict.fromkeys([*selected, *chosen]))
+
+
+def requirements_without(requirements: Path, names: set[str]) -> list[str]:
+    """The requirement lines of `requirements`, less those of `names` and less `-r` includes."""
+    kept = []
+    for line in requirements.read_text().splitlines():
+        requirement = line.split("#", 1)[0].strip()
+        name = re.split(r"[<>=!~ ;\[]", requirement, maxsplit=1)[0].lower()
+        if requirement and not requirement.startswith("-") and name not in names:
+            kept.append(requirement)
+    return kept
+
+
+select_pyenv_versions()
+PAIRS = supported_pairs()
+
+
+# --seed: pip in each environment, which the standalone tests build the wheel with. allow_parallel: the
+# pairs share nothing (own environment, temporary folders, free ports), so `nox -j 2` runs two at once.
+@nox.session(tags=["matrix"], venv_params=["--seed"], allow_parallel=True)
+@nox.parametrize(("python", "django"), PAIRS)
+def tests(session: nox.Session, django: str) -> None:
+    """The route's, the glue's and the SDK's tests and the standalone install tests on one pair."""
+    runtime = requirements_without(REQUIREMENTS, {"django"})
+    test_runner = [line for line in requirements_without(DEV_REQUIREMENTS, set()) if line.split("==")[0] in TEST_RUNNER]
+    session.install(*runtime, *test_runner, f"Django=={django_release(django)}")
+    session.run("python", "-m", "pytest", *TEST_PATHS, "-q", "-p", "no:cacheprovider", *session.posargs)
