@@ -2,7 +2,8 @@
 
 It measures and tests the site, not the sandbox: each answer costs it almost nothing but the wait.
 Serve it with `uvicorn tests.slow_upstream:app`; `SLOW_UPSTREAM_DELAY` sets the delay in seconds
-(default 0.05). `GET /waiting` answers at once with how many requests it is holding.
+(default 0.05). `GET /waiting` answers at once with how many requests it is holding, `GET /healthz` at
+once with ok.
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         return
     if scope["path"] == "/waiting":
         await answer(send, {"waiting": _waiting})
+        return
+    if scope["path"] == "/healthz":  # what the bench's start-up polls, with a 1 s timeout of its own
+        await answer(send, {"status": "ok"})
         return
     body = b""
     while True:
