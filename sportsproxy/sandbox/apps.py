@@ -11,3 +11,4 @@ class SandboxConfig(AppConfig):
 
     def ready(self) -> None:
         from sportsproxy.sandbox import checks  # noqa: F401 - registers its system checks
+        from sportsproxy.sandbox.accounts import quota  # noqa: F401 - mirrors each account's quota on save

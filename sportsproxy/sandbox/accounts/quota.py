@@ -4,13 +4,20 @@ A fixed one-minute window counted in the Django cache: with a shared cache (Redi
 every process spends the same quota. The limit is the account's own `requests_per_minute`
 when the dashboard set one, else its rate class's; it is read on every request, so a change
 is in force at once (the requests already counted in the minute still count).
+
+An API key's request reads the account with the key. A token's request reads no database (a
+token keeps working while the database is away): it reads the quota's mirror in the cache, which
+every change of an account writes (`mirror_quota`).
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from django.core.cache import cache
+from django.db.models.signals import post_save
+from django.dispatch import receiver
 
 from sportsproxy.sandbox import clock, conf
 from sportsproxy.sandbox.accounts.caller import Caller
@@ -39,13 +46,36 @@ def spend_request(caller: Caller) -> None:
 
 def requests_per_minute(caller: Caller) -> int:
     """The caller's account's quota: its own override, else that of the caller's rate class."""
-    if caller.quota_read:
-        override = caller.requests_per_minute
-    else:
-        override = (
-            Account.objects.filter(public_id=caller.account_id).values_list("requests_per_minute", flat=True).first()
-        )
+    override = caller.requests_per_minute if caller.quota_read else mirrored_quota(caller.account_id)
     return override if override is not None else conf.rate_class(caller.rate_class).requests_per_minute
+
+
+def mirrored_quota(account_id: str) -> int | None:
+    """The account's own quota as its last change mirrored it in the cache; None: its class's."""
+    value = cache.get(_quota_key(account_id))
+    return value if isinstance(value, int) and value >= 0 else None
+
+
+def mirror_quota(account_id: str, requests_per_minute: int | None) -> None:
+    """Write the account's own quota (or none: -1) where a token's request reads it."""
+    cache.set(_quota_key(account_id), -1 if requests_per_minute is None else requests_per_minute, timeout=None)
+
+
+def mirror_all_quotas() -> None:
+    """Mirror every account's own quota (at a server's start: the cache may be new)."""
+    for public_id, value in Account.objects.exclude(requests_per_minute=None).values_list(
+        "public_id", "requests_per_minute"
+    ):
+        mirror_quota(public_id, value)
+
+
+@receiver(post_save, sender=Account)
+def _mirror_on_save(sender: Any, instance: Account, **kwargs: Any) -> None:
+    mirror_quota(instance.public_id, instance.requests_per_minute)
+
+
+def _quota_key(account_id: str) -> str:
+    return f"sandbox:rpm-quota:{account_id}"
 
 
 def requests_used(account_id: str) -> int:

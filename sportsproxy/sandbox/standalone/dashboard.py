@@ -54,10 +54,13 @@ def revoke(secret: str) -> None:
 
 def set_quota(account_name: str, requests_per_minute: int) -> None:
     """The account's requests-per-minute quota from now on; the minute's spent requests still count."""
-    if Account.objects.filter(name=account_name).update(requests_per_minute=requests_per_minute) == 0:
+    account = Account.objects.filter(name=account_name).first()
+    if account is None:
         raise DashboardError(
             404, "unknown_account", f"No account named {account_name!r}. create_key(account) creates one."
         )
+    account.requests_per_minute = requests_per_minute
+    account.save(update_fields=["requests_per_minute"])  # its post_save mirrors it for tokens
 
 
 def expire_token(token: str) -> None:

@@ -82,7 +82,10 @@ def _prepare(data_dir: Path, options: Options) -> str:
 
     django.setup()
     call_command("migrate", verbosity=0, interactive=False)
+    from sportsproxy.sandbox.accounts.quota import mirror_all_quotas
     from sportsproxy.sandbox.standalone.dashboard import create_key
+
+    mirror_all_quotas()  # a --data folder's quotas, for the tokens of this run's fresh cache
 
     return create_key(FIRST_ACCOUNT.format(tier=options.tier), options.tier, options.env)
 

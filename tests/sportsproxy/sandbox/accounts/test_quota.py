@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import jwt
 import pytest
 from django.test import override_settings
@@ -100,3 +102,23 @@ def test_a_changed_quota_is_in_force_at_once_and_the_minute_spent_still_counts(r
     assert error_code(rpc("matches.list", {}, credential=api_key)) == "rate_limited"
     Account.objects.filter(name="acme").update(requests_per_minute=None)  # back to the class's 5
     assert error_code(rpc("matches.list", {}, credential=api_key)) == "rate_limited"  # the 6th of the minute
+
+
+def test_a_tokens_request_reads_no_database(rpc: RpcCall, account: Account, django_assert_num_queries: Any) -> None:
+    account.requests_per_minute = 3
+    account.save()
+    _, secret = issue_key(account, "test")
+    token = rpc("tokens.create", {}, credential=secret)["result"]["token"]  # 1 of 3
+    with django_assert_num_queries(0):  # a token keeps working while the database is away
+        assert "result" in rpc("matches.list", {}, credential=token)  # 2 of 3
+        assert "result" in rpc("matches.list", {}, credential=token)  # 3 of 3
+        assert error_code(rpc("matches.list", {}, credential=token)) == "rate_limited"
+
+
+def test_a_quota_changed_through_update_is_mirrored_by_mirror_all_quotas(rpc: RpcCall, account: Account) -> None:
+    from sportsproxy.sandbox.accounts.quota import mirror_all_quotas, mirrored_quota
+
+    Account.objects.filter(pk=account.pk).update(requests_per_minute=7)  # no signal
+    assert mirrored_quota(account.public_id) is None
+    mirror_all_quotas()
+    assert mirrored_quota(account.public_id) == 7
