@@ -73,33 +73,24 @@ describe("a call waits for a refresh in flight only when the held token expires 
     client.close();
   });
 
-  test("jwt-1 valid 25 s more, requestTimeoutSec 30: the call waits and goes with the refreshed token", async () => {
-    const { world, client, mint } = await refreshInFlight({ requestTimeoutSec: 30 }, 575_000);
+  for (const [name, options, now] of [
+    ["jwt-1 valid 25 s more, requestTimeoutSec 30: the call waits and goes with the refreshed token", { requestTimeoutSec: 30 }, 575_000],
+    ["jwt-1 valid 8 s more, requestTimeoutSec 10: the call waits for the refresh", {}, 592_000],
+  ]) {
+    test(name, async () => {
+      const { world, client, mint } = await refreshInFlight(options, now);
 
-    const call = track(client.rpc("ping"));
-    await world.clock.advance(1_000);
-    assert.equal(call.state, "pending");
+      const call = track(client.rpc("ping"));
+      await world.clock.advance(1_000);
+      assert.equal(call.state, "pending");
 
-    mint.resolve(world.backend.okMint());
-    await flush();
-    assert.equal(call.state, "resolved");
-    assert.equal(bearers(world).at(-1), "jwt-2");
-    client.close();
-  });
-
-  test("jwt-1 valid 8 s more, requestTimeoutSec 10: the call waits for the refresh", async () => {
-    const { world, client, mint } = await refreshInFlight({}, 592_000);
-
-    const call = track(client.rpc("ping"));
-    await world.clock.advance(1_000);
-    assert.equal(call.state, "pending");
-
-    mint.resolve(world.backend.okMint());
-    await flush();
-    assert.equal(call.state, "resolved");
-    assert.equal(bearers(world).at(-1), "jwt-2");
-    client.close();
-  });
+      mint.resolve(world.backend.okMint());
+      await flush();
+      assert.equal(call.state, "resolved");
+      assert.equal(bearers(world).at(-1), "jwt-2");
+      client.close();
+    });
+  }
 
   test("the socket's auth follows the same rule: sent at once with the valid token", async () => {
     const { world, client } = await refreshInFlight({}, 575_000);

@@ -18,7 +18,6 @@ class Caller:
     rate_class: str
     env: str
     expires_at: datetime | None  # None for API keys: they live until revoked
-    # The account's own requests-per-minute quota, when the key lookup already read it (tokens read it
-    # at spending time: their claims cannot carry a quota that the dashboard may change at any moment).
+    # An API key's account's own requests-per-minute quota, read with the key (a token's is read from
+    # the cache when it spends: its claims cannot carry a quota the dashboard may change at any moment).
     requests_per_minute: int | None = None
-    quota_read: bool = False

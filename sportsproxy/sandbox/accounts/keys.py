@@ -84,7 +84,6 @@ def authenticate_key(secret: str) -> Caller:
         env=key.env,
         expires_at=None,
         requests_per_minute=key.account.requests_per_minute,
-        quota_read=True,
     )
 
 

@@ -46,7 +46,7 @@ def spend_request(caller: Caller) -> None:
 
 def requests_per_minute(caller: Caller) -> int:
     """The caller's account's quota: its own override, else that of the caller's rate class."""
-    override = caller.requests_per_minute if caller.quota_read else mirrored_quota(caller.account_id)
+    override = caller.requests_per_minute if caller.kind == "api_key" else mirrored_quota(caller.account_id)
     return override if override is not None else conf.rate_class(caller.rate_class).requests_per_minute
 
 
