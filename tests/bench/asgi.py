@@ -18,7 +18,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import httpx
+import httpx2
 
 from config import serve
 from tests.bench import wrk
@@ -130,11 +130,11 @@ async def _burst(bench: Bench, site: Server, upstream: Server, path: str, count:
     """`count` fresh mints to `path` sent at once, watched through the stand-in's count of waiting requests."""
     from tests.bench.run_bench import FRESH_MINT, MINT_HEADERS
 
-    limits = httpx.Limits(max_connections=count)
+    limits = httpx2.Limits(max_connections=count)
     timeout = 3 * FLOOR_BOUND_SECONDS  # every wait has a bound, well past the row's target
     async with (
-        httpx.AsyncClient(cookies=bench.cookies, limits=limits, timeout=timeout) as client,
-        httpx.AsyncClient(timeout=timeout) as probe,  # its own connection: never queued behind the mints
+        httpx2.AsyncClient(cookies=bench.cookies, limits=limits, timeout=timeout) as client,
+        httpx2.AsyncClient(timeout=timeout) as probe,  # its own connection: never queued behind the mints
     ):
         started = time.monotonic()
 

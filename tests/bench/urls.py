@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import uuid
 
-import httpx
+import httpx2
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, JsonResponse
@@ -16,7 +16,7 @@ from django.views.decorators.http import require_POST
 from config.urls import urlpatterns as project_urlpatterns
 from mintroute.views import sports_token
 
-_upstream = httpx.Client(timeout=5)  # one pool, as the SDK keeps one
+_upstream = httpx2.Client(timeout=5)  # one pool, as the SDK keeps one
 
 
 @require_POST
