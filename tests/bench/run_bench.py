@@ -502,11 +502,14 @@ class Bench:
             )
 
     def asgi_route(self) -> None:
-        """Issue 21: see tests/bench/asgi.py."""
-        asgi.route_versus_gthread(self)
+        """Issues 21 and 28: see tests/bench/asgi.py."""
+        asgi.route_versus_plain_view(self)
 
     def asgi_floor(self) -> None:
         asgi.floor(self)
+
+    def asgi_burst(self) -> None:
+        asgi.burst(self)
 
     def browser_client(self) -> None:
         completed = subprocess.run(  # noqa: S603 - fixed script
@@ -661,6 +664,7 @@ def main() -> None:
         bench.serving,
         bench.asgi_route,
         bench.asgi_floor,
+        bench.asgi_burst,
         bench.real_time,
         bench.browser_client,
         bench.soak,
