@@ -1,7 +1,7 @@
 """`make test` refuses a lock that disagrees with pyproject.toml, and says to run `make lock`.
 
-Run in a copy of the files the check reads (mtimes kept, so make sees this venv's install as current),
-with this environment's uv, offline: the check needs no index.
+Run by make in a copy of the files the check reads, with this environment's venv as it is (nothing
+installed into it) and its uv, offline: the check needs no index.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ COPIED = (
     "tests/lock.py",
 )
 ADVICE = "run `make lock`"
+VENV = Path(sys.executable).parents[1]
 
 
 @pytest.fixture
@@ -39,7 +40,8 @@ def checkout(tmp_path: Path) -> Path:
 
 def lockcheck(checkout: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(  # noqa: S603 - make, with this test's own arguments
-        ["make", "--no-print-directory", "lockcheck", f"VENV={Path(sys.executable).parents[1]}"],  # noqa: S607
+        # -o install-dev: this environment is used as it is, never installed into from the altered copy
+        ["make", "--no-print-directory", "-o", "install-dev", "lockcheck", f"VENV={VENV}"],  # noqa: S607
         cwd=checkout,
         capture_output=True,
         text=True,
