@@ -3,6 +3,7 @@
     python -m tests.lock write     `make lock`: uv.lock brought up to the declarations, then exported
     python -m tests.lock upgrade   `make upgrade`: every pin moved to its newest release, then exported
     python -m tests.lock check     part of `make test`: exit 1, saying to run `make lock`, when they disagree
+    python -m tests.lock entry requirements-dev.txt uv    one package's lines, hashes and all (the bootstrap)
 
 requirements.txt is the demo's runtime set (the wheel's base, its extras and the `site` group);
 requirements-dev.txt adds the `dev` group. Both pin every package, direct or transitive, with its hashes,
@@ -79,6 +80,19 @@ def pins(requirements: Path) -> dict[str, list[str]]:
     return found
 
 
+def entry(requirements: Path, name: str) -> str:
+    """`name`'s lines in an exported file, its pin and every hash: a requirements file of one package."""
+    lines: list[str] = []
+    for line in requirements.read_text().splitlines():
+        if lines and not line.startswith(" "):
+            break
+        if lines or re.match(rf"{re.escape(name)}==", line, flags=re.IGNORECASE):
+            lines += [] if line.strip().startswith("#") else [line]
+    if not lines:
+        raise SystemExit(f"{requirements.name} pins no {name}: run `make lock`.")
+    return "\n".join(lines).rstrip(" \\") + "\n"
+
+
 def main(arguments: list[str]) -> int:
     command = arguments[0] if arguments else ""
     if command in ("write", "upgrade"):
@@ -90,7 +104,10 @@ def main(arguments: list[str]) -> int:
             print(STALE.format(what=", ".join(stale)), file=sys.stderr)
             return 1
         return 0
-    print("usage: python -m tests.lock write|upgrade|check", file=sys.stderr)
+    if command == "entry" and len(arguments) == 3:  # `make`'s bootstrap: uv's own pin, hashed
+        print(entry(ROOT / arguments[1], arguments[2]), end="")
+        return 0
+    print("usage: python -m tests.lock write|upgrade|check|entry FILE NAME", file=sys.stderr)
     return 2
 
 

@@ -6,6 +6,7 @@ installed into it) and its uv, offline: the check needs no index.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.lock import EXPORTS, pins
+from tests.lock import EXPORTS, entry, pins
 
 ROOT = Path(__file__).resolve().parents[1]
 COPIED = (
@@ -83,3 +84,24 @@ def test_every_line_of_both_exports_is_pinned_with_hashes() -> None:
         assert all("==" in entry and "--hash=sha256:" in entry for entry in requirements), name
     assert "httpx2" in pins(ROOT / "requirements.txt")
     assert {"httpx", "httpcore"}.isdisjoint(pins(ROOT / "requirements-dev.txt"))
+
+
+def test_make_install_refuses_a_file_whose_hash_the_lock_does_not_hold(checkout: Path) -> None:
+    """The demo's install (`make demo` runs it) checks every hash: sqlparse's altered, and it fails."""
+    requirements = checkout / "requirements.txt"
+    altered = requirements.read_text()
+    for digest in re.findall(r"--hash=sha256:([0-9a-f]{64})", entry(requirements, "sqlparse")):  # wheel and sdist
+        altered = altered.replace(digest, "0" * 64)
+    requirements.write_text(altered)
+    answer = subprocess.run(  # noqa: S603 - make, with this test's own arguments
+        ["make", "--no-print-directory", "install", f"PYTHON={sys.executable}"],  # noqa: S607
+        cwd=checkout,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert answer.returncode != 0
+    assert "sqlparse" in answer.stderr, answer.stderr
+    assert "hash" in answer.stderr.lower(), answer.stderr
+    assert not (checkout / ".venv" / ".installed").exists()
