@@ -81,9 +81,10 @@ install-dev: $(VENV)/.installed-dev
 
 # Hash-checked: only the files whose hashes the lock holds, and nothing the lock does not name. pip
 # (the venv's own) installs uv, the lock's tool, from its hashed lines in requirements-dev.txt; uv then
-# installs the rest, checking every hash (`--require-hashes`), many times faster than pip would.
+# installs the rest, checking every hash (`--require-hashes`), many times faster than pip would; it
+# compiles the bytecode as pip does, so that every later start is quick even under PYTHONDONTWRITEBYTECODE.
 UV := $(VENV)/bin/uv
-UV_INSTALL := $(UV) pip install --quiet --python $(PY) --require-hashes --no-deps
+UV_INSTALL := $(UV) pip install --quiet --python $(PY) --require-hashes --no-deps --compile-bytecode
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
