@@ -4,20 +4,17 @@ IP across both, then 429 on either without checking the password; the demo's hin
 from __future__ import annotations
 
 import re
-import threading
 import types
 from collections.abc import Iterator
 from typing import Any
 
 import django_ratelimit.core
-import httpx
 import pytest
 from django.contrib.auth.models import User
 from django.contrib.auth.signals import user_logged_in, user_login_failed
-from django.core.handlers.wsgi import WSGIHandler
-from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
 from django.test import Client
 
+from tests.dual_stack import client_from, dual_stack_server
 from tests.upstreams import closed_port_url
 
 PASSWORD = "right-pass-123"
@@ -132,29 +129,15 @@ def test_the_client_ip_is_the_routes_rule_behind_a_proxy(user: User, settings: A
     assert proxy.post("/accounts/login/", {"username": "alice", "password": PASSWORD}, **other).status_code == 302
 
 
-class QuietHandler(WSGIRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
 @pytest.fixture
-def dual_stack_server(transactional_db: None) -> Iterator[str]:
-    """This site served on a real socket bound to `[::]`: IPv4 clients arrive as `::ffff:a.b.c.d`."""
-    server = ThreadedWSGIServer(("::", 0), QuietHandler, ipv6=True, allow_reuse_address=False)
-    server.set_app(WSGIHandler())
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+def dual_stack(transactional_db: None) -> Iterator[str]:
+    with dual_stack_server() as url:
+        yield url
 
 
 def log_in_over_tcp(url: str, source: str, password: str) -> int:
     """A login from the IPv4 address `source` (any of 127.0.0.0/8 is this machine), with its CSRF token."""
-    with httpx.Client(base_url=url, transport=httpx.HTTPTransport(local_address=source), timeout=10) as browser:
+    with client_from(url, source) as browser:
         page = browser.get("/accounts/login/")
         token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
         assert token is not None, page.text
@@ -162,12 +145,12 @@ def log_in_over_tcp(url: str, source: str, password: str) -> int:
         return browser.post("/accounts/login/", data=form).status_code
 
 
-def test_ipv4_clients_of_a_server_bound_to_ipv6_count_each_by_its_own_address(dual_stack_server: str) -> None:
+def test_ipv4_clients_of_a_server_bound_to_ipv6_count_each_by_its_own_address(dual_stack: str) -> None:
     User.objects.create_user("alice", password=PASSWORD)
     attacker, neighbour = "127.0.0.1", "127.0.0.2"  # seen by the server as ::ffff:127.0.0.1, ::ffff:127.0.0.2
-    assert [log_in_over_tcp(dual_stack_server, attacker, f"g{n}") for n in range(10)] == [200] * 10
-    assert log_in_over_tcp(dual_stack_server, attacker, PASSWORD) == 429
-    assert log_in_over_tcp(dual_stack_server, neighbour, PASSWORD) == 302  # not the attacker's bucket
+    assert [log_in_over_tcp(dual_stack, attacker, f"g{n}") for n in range(10)] == [200] * 10
+    assert log_in_over_tcp(dual_stack, attacker, PASSWORD) == 429
+    assert log_in_over_tcp(dual_stack, neighbour, PASSWORD) == 302  # not the attacker's bucket
 
 
 def test_an_unreachable_store_refuses_logins_with_503(user: User, settings: Any, checked: list[str]) -> None:

@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from django.test import RequestFactory
+from django.contrib.auth.models import User
+from django.test import Client, RequestFactory
 
 from mintroute.client_ip import client_ip
+from tests.dual_stack import client_from, dual_stack_server
 
 
 @pytest.mark.parametrize(
@@ -31,3 +34,26 @@ def test_client_ip(settings: Any, proxies: int, remote: str, forwarded: str, exp
     settings.SPORTS_TRUSTED_PROXY_COUNT = proxies
     request = RequestFactory().post("/", REMOTE_ADDR=remote, HTTP_X_FORWARDED_FOR=forwarded)
     assert client_ip(request) == expected
+
+
+@pytest.fixture
+def dual_stack(transactional_db: None) -> Iterator[str]:
+    with dual_stack_server() as url:
+        yield url
+
+
+def mint_over_tcp(url: str, source: str, username: str) -> int:
+    """One mint by `username`'s session from the IPv4 address `source`, with no remembered token."""
+    session = Client()
+    session.force_login(User.objects.get_or_create(username=username)[0])
+    with client_from(url, source) as browser:
+        browser.cookies.set("sessionid", session.cookies["sessionid"].value)
+        browser.get("/accounts/login/")  # the CSRF cookie, as the page leaves it
+        answer = browser.post("/api/sports-token", json={}, headers={"X-CSRFToken": browser.cookies["csrftoken"]})
+        return answer.status_code
+
+
+def test_the_routes_ipv4_clients_of_a_server_bound_to_ipv6_count_apart(dual_stack: str) -> None:
+    assert [mint_over_tcp(dual_stack, "127.0.0.1", "alice") for _ in range(10)] == [200] * 10
+    assert mint_over_tcp(dual_stack, "127.0.0.1", "bob") == 429  # 127.0.0.1's minute is spent
+    assert mint_over_tcp(dual_stack, "127.0.0.2", "carol") == 200  # another IPv4 client: its own count
