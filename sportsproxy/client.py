@@ -76,13 +76,9 @@ def _resolve_base_url(base_url: str | None) -> str:
     return url.removesuffix("/")
 
 
-def is_origin(url: str) -> bool:
-    """`http(s)://host[:port]`, an optional trailing slash, and nothing else (not even white space)."""
-    return origin_problem(url) is None
-
-
 def origin_problem(url: str) -> str | None:
-    """What keeps `url` from being an origin, as the end of a sentence that starts with the setting's
+    """An origin is `http(s)://host[:port]`, an optional trailing slash, and nothing else (not even
+    white space). What keeps `url` from being one, as the end of a sentence that starts with the setting's
     name ("... is not an origin: it has a path ..."), or None. Quotes no part of the URL but its scheme
     (a path or user info may hold a secret)."""
     return None if (reason := _not_an_origin_because(url)) is None else f"{ORIGIN_RULE}: {reason}"
