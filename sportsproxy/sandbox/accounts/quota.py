@@ -6,9 +6,9 @@ when the dashboard set one, else its rate class's; it is read on every request, 
 is in force at once (the requests already counted in the minute still count).
 
 An API key's request reads the account with the key. A token's request reads no database while
-the cache holds the quota's mirror, which every change of an account writes (`mirror_quota`): -1
-when the account has no quota of its own, so that "no quota" and "no mirror" differ. When the
-cache has lost the mirror (a Redis restart, a flush, an eviction), the first token's request
+the cache holds the quota's mirror, which every change of an account writes (`mirror_quota`):
+NO_QUOTA when the account has no quota of its own, so that "no quota" and "no mirror" differ. When
+the cache has lost the mirror (a Redis restart, a flush, an eviction), the next token request
 reads the quota back from the database and writes the mirror again; if the database is away
 too, that request counts against the token's rate class (a token keeps working meanwhile).
 """

@@ -7,6 +7,7 @@ from typing import Any
 import jwt
 import pytest
 from django.core.cache import cache
+from django.db import connection
 from django.test import override_settings
 
 from sportsproxy.sandbox.accounts.keys import issue_key
@@ -138,6 +139,23 @@ def test_a_tokens_quota_is_read_back_once_when_the_cache_has_lost_it(
         answers += [rpc("matches.list", {}, credential=token) for _ in range(11)]
     assert ["result" in answer for answer in answers] == [True] * 5 + [False] * 7
     assert {error_code(answer) for answer in answers[5:]} == {"rate_limited"}
+
+
+def test_a_lost_mirror_while_the_database_is_away_counts_against_the_class_and_is_read_back_later(
+    rpc: RpcCall, account: Account, caplog: pytest.LogCaptureFixture
+) -> None:
+    account.requests_per_minute = 1
+    account.save()
+    _, secret = issue_key(account, "test")
+    token = rpc("tokens.create", {}, credential=secret)["result"]["token"]
+    cache.clear()
+    with connection.cursor() as cursor:  # the accounts' table away (rolled back with the test)
+        cursor.execute(f"ALTER TABLE {Account._meta.db_table} RENAME TO away")
+    assert "result" in rpc("matches.list", {}, credential=token)  # 1 of the class's 5, not an internal_error
+    assert "neither the cache nor a reachable database" in caplog.text
+    with connection.cursor() as cursor:
+        cursor.execute(f"ALTER TABLE away RENAME TO {Account._meta.db_table}")
+    assert "limit of 1 " in rpc("matches.list", {}, credential=token)["error"]["message"]  # read back now
 
 
 def test_no_quota_of_its_own_is_mirrored_too_so_it_is_read_back_once(
