@@ -211,7 +211,8 @@ def test_another_session_gets_its_own_token(site_key: str) -> None:
     assert first != second
 
 
-def test_a_revoked_key_is_502_upstream_unauthorized(browser: Client, site_key: str, caplog: Any) -> None:
+def test_a_revoked_key_is_502_upstream_unauthorized(browser: Client, site_key: str, caplog: Any, settings: Any) -> None:
+    settings.DEBUG = True  # names the setting for the developer; tests/mintroute/test_production_answers.py
     ApiKey.objects.get(secret_hash=hash_secret(site_key)).revoke()
     with caplog.at_level(logging.WARNING):
         response = post_token(browser)
@@ -223,6 +224,7 @@ def test_a_revoked_key_is_502_upstream_unauthorized(browser: Client, site_key: s
 
 
 def test_a_missing_key_is_502_upstream_unauthorized_naming_demo_setup(browser: Client, settings: Any) -> None:
+    settings.DEBUG = True
     settings.SPORTS_API_KEY = ""
     body = assert_refusal(post_token(browser), 502, "upstream_unauthorized")
     assert "demo_setup" in body["message"]
@@ -240,6 +242,7 @@ def test_a_missing_key_is_502_upstream_unauthorized_naming_demo_setup(browser: C
 def test_a_site_that_skipped_check_gets_a_502_naming_the_setting_never_a_500(
     browser: Client, settings: Any, setting: str, value: object, named: str
 ) -> None:
+    settings.DEBUG = True
     settings.SPORTS_BASE_URL = ""
     setattr(settings, setting, value)
     body = assert_refusal(post_token(browser), 502, "upstream_error")
@@ -247,6 +250,7 @@ def test_a_site_that_skipped_check_gets_a_502_naming_the_setting_never_a_500(
 
 
 def test_the_sandbox_transport_without_the_sandbox_app_is_a_502(browser: Client, settings: Any) -> None:
+    settings.DEBUG = True
     settings.SPORTS_TRANSPORT = "sandbox"
     settings.INSTALLED_APPS = [app for app in settings.INSTALLED_APPS if app != "sportsproxy.sandbox"]
     body = assert_refusal(post_token(browser), 502, "upstream_error")
@@ -338,6 +342,7 @@ def test_a_body_past_djangos_upload_limit_is_400_json(browser: Client, settings:
 def test_a_base_url_with_a_stray_tab_is_a_502_naming_it_never_a_500(
     browser: Client, settings: Any, site_key: str
 ) -> None:
+    settings.DEBUG = True
     settings.SPORTS_TRANSPORT = "http"
     settings.SPORTS_BASE_URL = "http://127.0.0.1:8000\t"
     response = post_token(browser)
