@@ -131,7 +131,7 @@ def test_an_entry_that_cannot_be_imported_is_check_error_e005(settings: Any, val
     assert [message.id for message in check_mint_route_settings()] == ["mintroute.E005"]
 
 
-def test_a_site_that_skipped_check_gets_a_502_naming_the_setting_in_debug(browser: Client, settings: Any) -> None:
+def test_a_site_that_skipped_check_gets_a_502_naming_the_setting(browser: Client, settings: Any) -> None:
     settings.DEBUG = True
     settings.SPORTS_TOKEN_AUTHENTICATION = ["nowhere.Authentication"]
     body = assert_refusal(post_token(browser), 502, "upstream_error")
