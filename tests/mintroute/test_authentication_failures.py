@@ -99,7 +99,11 @@ def test_a_class_that_raises_after_the_session_class_still_lets_the_session_mint
     assert post_token(logged_in_browser()).status_code == 200  # the session authenticated first
 
 
-def test_a_cache_backed_session_store_that_is_down_is_503_then_recovers(settings: Any, caplog: Any) -> None:
+@pytest.mark.parametrize("save_every_request", [False, True])
+def test_a_cache_backed_session_store_that_is_down_is_503_then_recovers(
+    settings: Any, caplog: Any, save_every_request: bool
+) -> None:
+    settings.SESSION_SAVE_EVERY_REQUEST = save_every_request  # Django saves no session on a 5xx answer
     settings.SESSION_ENGINE = "django.contrib.sessions.backends.cache"
     browser = logged_in_browser()  # its session is in the cache, which works here
     assert post_token(browser).status_code == 200

@@ -349,3 +349,13 @@ def test_a_base_url_with_a_stray_tab_is_a_502_naming_it_never_a_500(
     body = assert_refusal(response, 502, "upstream_error")
     assert "SPORTS_BASE_URL" in body["message"]
     assert site_key not in response.content.decode()
+
+
+def test_a_site_with_login_required_middleware_still_gets_json_rows(settings: Any, browser: Client) -> None:
+    # Django 5.1's LoginRequiredMiddleware redirects anonymous callers of any view not marked
+    # login_not_required; the route answers its own 401 (and the middleware never loads the session
+    # before the route, so a store outage is the route's 503, not a 500).
+    settings.MIDDLEWARE = [*settings.MIDDLEWARE, "django.contrib.auth.middleware.LoginRequiredMiddleware"]
+    anonymous = Client().post("/api/sports-token", "", content_type="application/json")
+    assert_refusal(anonymous, 401, "not_authenticated")
+    assert post_token(browser).status_code == 200
