@@ -98,7 +98,7 @@ def _probe_session_store(api_request: Request) -> None:
     """Raise when the cache that holds sessions cannot be read. Django's cache session backend takes
     an unreachable cache for "no session" (the caller would look logged out, and the answer would
     delete their session cookie); the route answers 503 instead and keeps the cookie."""
-    session = getattr(api_request._request, "session", None)
+    session = getattr(api_request, "session", None)  # DRF passes it through from the Django request
     if not isinstance(session, CacheSessionStore) or not session.session_key:
         return
     if any(isinstance(each, authentication.SessionAuthentication) for each in api_request.authenticators or ()):
