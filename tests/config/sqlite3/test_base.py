@@ -7,7 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from config.sqlite3.base import create_private
+import pytest
+
+from config.sqlite3.base import make_private
 
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
 
@@ -33,18 +35,22 @@ def test_the_file_is_created_empty_and_private_before_sqlite_opens_it(tmp_path: 
     database = tmp_path / "new.sqlite3"
     old_umask = os.umask(0)  # the most permissive umask: the mode comes from the code, not the umask
     try:
-        create_private({"database": str(database)})
+        make_private({"database": str(database)})
     finally:
         os.umask(old_umask)
     assert (database.stat().st_size, database.stat().st_mode & 0o777) == (0, 0o600)
 
 
-def test_an_existing_file_and_memory_databases_are_left_alone(tmp_path: Path) -> None:
-    existing = tmp_path / "kept.sqlite3"
+def test_an_existing_file_readable_by_others_is_made_private_and_keeps_its_data(tmp_path: Path) -> None:
+    existing = tmp_path / "old-checkout.sqlite3"
     existing.write_bytes(b"data")
-    existing.chmod(0o640)  # the operator's choice
-    create_private({"database": str(existing)})
-    assert (existing.read_bytes(), existing.stat().st_mode & 0o777) == (b"data", 0o640)
+    existing.chmod(0o644)  # as SQLite created it before this backend
+    make_private({"database": str(existing)})
+    assert (existing.read_bytes(), existing.stat().st_mode & 0o777) == (b"data", 0o600)
+
+
+def test_memory_databases_are_left_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
     for name in (":memory:", "file:memorydb?mode=memory&cache=shared"):
-        create_private({"database": name})
-    assert not Path("file:memorydb?mode=memory&cache=shared").exists()
+        make_private({"database": name})
+    assert list(tmp_path.iterdir()) == []
