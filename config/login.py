@@ -1,28 +1,74 @@
-"""The login page, throttled: 10 failed attempts per minute per client IP, then 429 until the
-minute ends, without checking the password. Copy this pattern for your own site's login.
+"""One throttle for every login form of the site (`/accounts/login/` and the admin's): 10 failed
+attempts per minute per client IP across all of them, then 429 until the minute ends, without
+checking the password. Copy this pattern for your own site's login forms.
 
-The count lives in the Django cache through django-ratelimit (share it between processes, e.g.
-Redis) and keys on the mint route's client-IP rule, so proxies are handled alike. Failures are
-counted as attempts minus successes: every attempt is counted before its password is checked, so
-a burst of concurrent guesses cannot all slip past the check, and a successful login is given back.
+`throttled(view)` wraps any login view (Django's LoginView, `admin.site.login`), as django-axes
+does, so every form counts in the same two counters. They live in the Django cache through
+django-ratelimit (share it between processes, e.g. Redis) and key on the mint route's client-IP
+rule, so proxies and IPv4-mapped addresses are grouped alike. Failures are counted as attempts
+minus successes: every attempt is counted before its password is checked, so a burst of concurrent
+guesses cannot all slip past the check; a successful login (Django's `user_logged_in` during a
+counted attempt) is given back.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from functools import wraps
 from typing import Any
 
-from django.contrib.auth.forms import AuthenticationForm
-from django.contrib.auth.views import LoginView
-from django.http import HttpRequest, HttpResponse
+from django.contrib import messages
+from django.contrib.auth.signals import user_logged_in
+from django.dispatch import receiver
+from django.http import HttpRequest
+from django.http.response import HttpResponseBase
 from django_ratelimit.core import get_usage
 
 from mintroute.client_ip import client_ip
 
 logger = logging.getLogger(__name__)
 
-FAILED_LOGIN_RATE = "10/m"  # per client IP
+FAILED_LOGIN_RATE = "10/m"  # per client IP, across every login form
 STORE_RETRY_SECONDS = 5
+COUNTED = "_login_throttle_counted"  # set on a request whose attempt the throttle counted
+
+LoginView = Callable[..., HttpResponseBase]
+
+
+def throttled(view: LoginView) -> LoginView:
+    """`view`, a login form's view, behind the site's one per-IP limit on failed attempts."""
+
+    @wraps(view)
+    def throttled_view(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        if request.method != "POST":
+            return view(request, *args, **kwargs)
+        try:
+            attempts = _count(request, "attempts", increment=True)
+            successes = _count(request, "successes", increment=False)
+        except Exception:
+            logger.exception("Login throttle store unreachable; refusing logins until it is back")
+            message = "Logging in is unavailable for a moment (the throttle's store cannot be reached). Retry shortly."
+            return _refused(view, request, message, status=503, wait=STORE_RETRY_SECONDS, args=args, kwargs=kwargs)
+        if attempts["count"] - successes["count"] > attempts["limit"]:
+            wait = max(1, int(attempts["time_left"]) + 1)  # the window still holds at its last second
+            message = f"Too many failed logins from your address. Try again in {wait} s."
+            return _refused(view, request, message, status=429, wait=wait, args=args, kwargs=kwargs)
+        setattr(request, COUNTED, True)
+        return view(request, *args, **kwargs)
+
+    return throttled_view
+
+
+@receiver(user_logged_in, dispatch_uid="config.login.give_back")
+def _give_back_a_success(sender: Any, request: HttpRequest | None, **kwargs: Any) -> None:
+    """A counted attempt that logged in did not fail: count it as a success."""
+    if request is None or not getattr(request, COUNTED, False):
+        return  # a login no throttled form counted (a test client, a signup) gives nothing back
+    try:
+        _count(request, "successes", increment=True)
+    except Exception:
+        logger.exception("Login throttle store unreachable; a successful login stays counted")
 
 
 def _ip_key(group: str, request: HttpRequest) -> str:
@@ -41,37 +87,15 @@ def _count(request: HttpRequest, counted: str, *, increment: bool) -> dict[str, 
     return usage
 
 
-class ThrottledLoginView(LoginView):
-    """Django's LoginView behind a per-IP limit on failed attempts."""
-
-    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        try:
-            attempts = _count(request, "attempts", increment=True)
-            successes = _count(request, "successes", increment=False)
-        except Exception:
-            logger.exception("Login throttle store unreachable; refusing logins until it is back")
-            return self.refused(
-                "Logging in is unavailable for a moment (the throttle's store cannot be reached). Retry shortly.",
-                status=503,
-                wait=STORE_RETRY_SECONDS,
-            )
-        if attempts["count"] - successes["count"] > attempts["limit"]:
-            wait = max(1, int(attempts["time_left"]) + 1)  # the window still holds at its last second
-            return self.refused(
-                f"Too many failed logins from your address. Try again in {wait} s.", status=429, wait=wait
-            )
-        return super().post(request, *args, **kwargs)
-
-    def form_valid(self, form: AuthenticationForm) -> HttpResponse:
-        try:
-            _count(self.request, "successes", increment=True)  # this attempt did not fail
-        except Exception:
-            logger.exception("Login throttle store unreachable; a successful login stays counted")
-        return super().form_valid(form)
-
-    def refused(self, message: str, *, status: int, wait: int) -> HttpResponse:
-        """The login page again, unbound and with `message`; the password was not looked at."""
-        context = self.get_context_data(form=self.get_form_class()(self.request), refusal=message)
-        response = self.render_to_response(context, status=status)
-        response["Retry-After"] = str(wait)
-        return response
+def _refused(
+    view: LoginView, request: HttpRequest, message: str, *, status: int, wait: int, args: Any, kwargs: Any
+) -> HttpResponseBase:
+    """The form's page again, unbound, with `message`: the view is asked for its page (a GET), so the
+    password is not looked at. Both login templates show Django's messages."""
+    messages.error(request, message)
+    request.method = "GET"
+    response = view(request, *args, **kwargs)
+    if response.status_code == 200:  # not the admin's redirect of a staff user already logged in
+        response.status_code = status
+    response["Retry-After"] = str(wait)
+    return response

@@ -102,6 +102,8 @@ TEMPLATES = [
 # DATABASE_URL picks the engine (e.g. postgres://user@127.0.0.1:5432/db); SQLite otherwise.
 DATABASE_URL = env.str("DATABASE_URL", default="") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}"
 DATABASES = {"default": env.db_url_config(DATABASE_URL)}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    DATABASES["default"]["ENGINE"] = "config.sqlite3"  # the same backend, creating its file with mode 0600
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # The cache holds rate-limit counters; REDIS_URL shares them between processes.

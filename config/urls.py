@@ -7,12 +7,14 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import URLPattern, URLResolver, include, path
 
-from config.login import ThrottledLoginView
+from config.login import throttled
 from config.views import healthz
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("healthz", healthz, name="healthz"),
-    path("accounts/login/", ThrottledLoginView.as_view(), name="login"),  # 10 failures a minute per IP
+    # Every login form behind one throttle: 10 failures a minute per client IP across both.
+    path("accounts/login/", throttled(auth_views.LoginView.as_view()), name="login"),
+    path("admin/login/", throttled(admin.site.login)),  # before the admin's own URLs, so it is this one
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("", include("mintroute.urls")),

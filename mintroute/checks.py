@@ -1,5 +1,6 @@
 """System checks of the mint route: its settings (every problem `conf.problems()` finds), and,
-with `check --deploy`, what production needs (shared rate-limit counters, a strong secret key)."""
+with `check --deploy`, what production needs (shared rate-limit counters, a secret key
+nobody can guess)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from django.core.cache.backends.locmem import LocMemCache
 from django.core.checks import CheckMessage, Error, Tags, register
 
 from mintroute import conf
+from sportsproxy.django import secrets
 
 
 @register("mintroute")
@@ -45,22 +47,28 @@ def check_rate_limits_are_shared(app_configs: Any = None, **kwargs: Any) -> list
 
 
 SECRET_KEY_MIN_LENGTH = 50
-SECRET_KEY_MIN_DISTINCT_CHARACTERS = 5
+INSECURE_PREFIX = "django-insecure-"  # what startproject writes: a key that was never meant to serve
+
+
+def secret_key_weakness(secret_key: str) -> str | None:
+    """Why the site's SECRET_KEY is guessable (the shared rules, plus startproject's prefix), or None."""
+    if secret_key.startswith(INSECURE_PREFIX):
+        return f"starts with {INSECURE_PREFIX!r} (the development key startproject writes)"
+    return secrets.weakness(secret_key, min_length=SECRET_KEY_MIN_LENGTH)
 
 
 @register(Tags.security, deploy=True)
 def check_secret_key_is_strong(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    """mintroute.E007: the secret that signs sessions and the remembered-token cookie is long and varied."""
-    secret_key = str(getattr(settings, "SECRET_KEY", ""))
-    if len(secret_key) >= SECRET_KEY_MIN_LENGTH and len(set(secret_key)) >= SECRET_KEY_MIN_DISTINCT_CHARACTERS:
+    """mintroute.E007: the secret that signs sessions and the remembered-token cookie is not guessable."""
+    weakness = secret_key_weakness(str(getattr(settings, "SECRET_KEY", "")))
+    if weakness is None:
         return []
     return [
         Error(
-            f"DJANGO_SECRET_KEY (the SECRET_KEY setting) is shorter than {SECRET_KEY_MIN_LENGTH} characters or has "
-            f"fewer than {SECRET_KEY_MIN_DISTINCT_CHARACTERS} distinct ones: whoever guesses it can forge sessions "
+            f"DJANGO_SECRET_KEY (the SECRET_KEY setting) {weakness}: whoever guesses it can forge sessions "
             "and the route's remembered-token cookie.",
             hint="Set DJANGO_SECRET_KEY to a long random value, e.g. the output of "
-            'python -c "import secrets; print(secrets.token_urlsafe(50))".',
+            'python -c "import secrets; print(secrets.token_hex(32))".',
             id="mintroute.E007",
         )
     ]

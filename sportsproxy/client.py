@@ -83,33 +83,52 @@ def _resolve_base_url(base_url: str | None) -> str:
     url = base_url if base_url is not None else os.environ.get("SPORTS_BASE_URL", "")
     if not url:
         raise ValueError("No base_url: pass base_url=..., or set SPORTS_BASE_URL in the environment.")
-    if not is_origin(url):
-        raise ValueError(
-            f"base_url must be the service's origin, http(s)://host[:port], without a path; got {url!r}. "
-            f"The client adds {RPC_PATH} itself."
-        )
+    problem = origin_problem(url)
+    if problem is not None:
+        raise ValueError(f"base_url {problem}. The client adds {RPC_PATH} itself.")
     return url.removesuffix("/")
 
 
-def is_origin(url: str) -> bool:
-    """`http(s)://host[:port]`, an optional trailing slash, and nothing else (not even white space)."""
-    if not url.isascii() or not url.isprintable() or any(character.isspace() for character in url):
-        return False  # urlsplit would quietly drop tabs and newlines, and httpx2 then refuses the URL
+def origin_problem(url: str) -> str | None:
+    """An origin is `http(s)://host[:port]`, an optional trailing slash, and nothing else (not even
+    white space). What keeps `url` from being one, as the end of a sentence that starts with the setting's
+    name ("... is not an origin: it has a path ..."), or None. Quotes no part of the URL but its scheme
+    (a path or user info may hold a secret)."""
+    return None if (reason := _not_an_origin_because(url)) is None else f"{ORIGIN_RULE}: {reason}"
+
+
+MAX_PORT = 65535
+ORIGIN_RULE = "is not the service's origin, http(s)://host[:port]"
+
+
+def _not_an_origin_because(url: str) -> str | None:
+    if any(character.isspace() for character in url):
+        return "it contains white space (a stray space, tab or newline?)"  # urlsplit would drop tabs and newlines
+    if not url.isascii() or not url.isprintable():
+        return "it contains characters that are not printable ASCII"
     try:
         parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
     except ValueError:
-        return False
-    return (
-        parts.scheme in ("http", "https")
-        and bool(parts.hostname)
-        and parts.path in ("", "/")
-        and not parts.query
-        and not parts.fragment
-        and "?" not in url
-        and "#" not in url
-        and "@" not in parts.netloc
-    )
+        return "it does not parse as a URL"
+    if "://" not in url or not parts.scheme:
+        return "it has no scheme (start it with https:// or http://)"
+    if parts.scheme not in ("http", "https"):
+        return f"its scheme is {parts.scheme!r}, not http or https"
+    if "@" in parts.netloc:
+        return "it has user info (a name or password before @; the SDK authenticates with the API key)"
+    if not parts.hostname:
+        return "it has no host"
+    after_host = parts.netloc.rpartition("]")[2]  # an IPv6 host's colons are inside [ ]
+    port = after_host.rpartition(":")[2]
+    if ":" in after_host and not (port.isdigit() and 1 <= int(port) <= MAX_PORT):
+        return f"its port is not a number from 1 to {MAX_PORT}"
+    if parts.path not in ("", "/"):
+        return "it has a path (remove everything from the / after the host)"
+    if "?" in url:
+        return "it has a query (remove everything from the ?)"
+    if "#" in url:
+        return "it has a fragment (remove everything from the #)"
+    return None
 
 
 class _RpcProtocol:

@@ -5,6 +5,9 @@ from __future__ import annotations
 from django.conf import settings
 from django.http import HttpRequest
 
+DEMO_USERNAME = "demo"
+DEFAULT_DEMO_PASSWORD = "demo-pass-123"  # noqa: S105 - published on purpose, for the demo only (debug on)
+
 
 def is_demo() -> bool:
     """True only where the demo's conveniences (the login hint, the debug helpers) may show."""

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.checks import CheckMessage, register
+from django.conf import settings
+from django.core.checks import CheckMessage, Tags, Warning, register
 from django.core.exceptions import ImproperlyConfigured
 
-from sportsproxy.client import is_origin
+from sportsproxy.client import origin_problem
 from sportsproxy.django import conf
 from sportsproxy.django.problems import Problem
 from sportsproxy.service import API_KEY_FORMAT, API_KEY_PATTERN, RPC_PATH
@@ -40,6 +41,25 @@ def previous_key_problems() -> list[Problem]:
 @register("sportsproxy")
 def check_sports_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     return [problem.as_check_message() for problem in [*client_problems(), *previous_key_problems()]]
+
+
+TEST_KEY_PREFIX = "sk_test_"
+
+
+@register(Tags.security, deploy=True)
+def check_no_test_key_in_production(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """sportsproxy.W002: a test key with debug off. Only a warning: staging sites use test keys on purpose."""
+    if settings.DEBUG or not conf.api_key().startswith(TEST_KEY_PREFIX):
+        return []
+    return [
+        Warning(
+            f"SPORTS_API_KEY is a test key ({TEST_KEY_PREFIX}...) and DEBUG is off: the service answers it with "
+            "sandbox markets, not the production ones.",
+            hint="In production set SPORTS_API_KEY to a live key (sk_live_...) from the dashboard; a staging site "
+            'that means to use a test key can silence this with SILENCED_SYSTEM_CHECKS = ["sportsproxy.W002"].',
+            id="sportsproxy.W002",
+        )
+    ]
 
 
 def _key_problems() -> list[Problem]:
@@ -115,12 +135,12 @@ def _connection_problems() -> list[Problem]:
                 "(or, with the embedded sandbox installed, SPORTS_TRANSPORT = 'sandbox').",
             )
         )
-    elif not is_origin(base_url):
+    elif (not_an_origin := origin_problem(base_url)) is not None:
         problems.append(
             Problem(
                 "sportsproxy.E004",
                 "SPORTS_BASE_URL",
-                "SPORTS_BASE_URL must be the service's origin: http(s)://host[:port], with no path, query or fragment.",
+                f"SPORTS_BASE_URL {not_an_origin}.",
                 f"For example https://api.example.com; the SDK adds the RPC path ({RPC_PATH}) itself.",
             )
         )

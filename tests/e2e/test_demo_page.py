@@ -64,9 +64,35 @@ def test_the_whole_flow_in_one_tab(browser: Browser, site: str) -> None:
     assert csp_violations == []
     assert console_errors == []  # not even a favicon 404
 
-    page.click("#log-out")
+    log_out = page.get_by_role("button", name="Log out")
+    expect(log_out).to_have_count(1)  # one button of that name, in the header
+    expect(page.locator("header")).to_contain_text("demo")
+    log_out.click()
     expect(page.locator("#client-error")).to_contain_text("HTTP 401")
     expect(page.locator("#connection-state")).to_have_text("unauthorized")
+    expect(page.locator("header")).to_contain_text("Logged out")  # the header no longer shows the user
+    expect(page.locator("header")).not_to_contain_text("demo")
+    expect(page.get_by_role("link", name="Log in")).to_have_attribute("href", "/accounts/login/?next=/")
+    page.close()
+
+
+def test_a_token_handed_back_after_a_reconnect_is_logged_as_the_same_token(browser: Browser, site: str) -> None:
+    page = browser.new_page()
+    log_in(page, site)
+    expect(page.locator("#connection-state")).to_have_text("open")
+    expect(page.locator("#mint-log li")).to_have_count(1)
+    minted_at = page.locator("#token-minted-at").inner_text()
+
+    page.click("#drop-socket")
+    expect(page.locator("#connection-state")).to_have_text("open", timeout=10_000)
+    reconnect = page.locator("#mint-log li[data-reason=reconnect]")
+    expect(reconnect).to_have_count(1)
+    # The route gave the token this login already holds (it has more than half its life left).
+    expect(reconnect).to_have_attribute("data-reused", "true")
+    expect(reconnect).to_contain_text("the same token, handed back (not a new mint)")
+    assert page.locator("#token-minted-at").inner_text() == minted_at
+    assert page.locator("#mint-log li").first.get_attribute("data-reused") == "true"
+    assert page.locator("#mint-log li").last.get_attribute("data-reused") == "false"  # the first was minted
     page.close()
 
 

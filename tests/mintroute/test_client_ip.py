@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from django.test import RequestFactory
+from django.contrib.auth.models import User
+from django.test import Client, RequestFactory
 
 from mintroute.client_ip import client_ip
+from tests.dual_stack import client_from, dual_stack_server
 
 
 @pytest.mark.parametrize(
@@ -18,9 +21,39 @@ from mintroute.client_ip import client_ip
         (2, "10.0.0.1", "203.0.113.5", "10.0.0.1"),  # fewer hops than proxies: not trusted
         (0, "2001:db8:1:2:3:4:5:6", "", "2001:db8:1:2::"),
         (0, "not-an-ip", "", "unknown"),
+        (0, "::ffff:192.0.2.1", "", "192.0.2.1"),  # IPv4-mapped: a server bound to [::] sees IPv4 clients so
+        (0, "::ffff:192.0.2.2", "", "192.0.2.2"),
+        (0, "64:ff9b::192.0.2.1", "", "192.0.2.1"),  # NAT64's well-known prefix
+        (0, "64:ff9b::c000:202", "", "192.0.2.2"),
+        (1, "10.0.0.1", "::ffff:203.0.113.5", "203.0.113.5"),
+        (0, "64:ff9b:1::c000:201", "", "64:ff9b:1::"),  # a local-use NAT64 prefix is not unwrapped: its /64
+        (0, "::1", "", "::"),
     ],
 )
 def test_client_ip(settings: Any, proxies: int, remote: str, forwarded: str, expected: str) -> None:
     settings.SPORTS_TRUSTED_PROXY_COUNT = proxies
     request = RequestFactory().post("/", REMOTE_ADDR=remote, HTTP_X_FORWARDED_FOR=forwarded)
     assert client_ip(request) == expected
+
+
+@pytest.fixture
+def dual_stack(transactional_db: None) -> Iterator[str]:
+    with dual_stack_server() as url:
+        yield url
+
+
+def mint_over_tcp(url: str, source: str, username: str) -> int:
+    """One mint by `username`'s session from the IPv4 address `source`, with no remembered token."""
+    session = Client()
+    session.force_login(User.objects.get_or_create(username=username)[0])
+    with client_from(url, source) as browser:
+        browser.cookies.set("sessionid", session.cookies["sessionid"].value)
+        browser.get("/accounts/login/")  # the CSRF cookie, as the page leaves it
+        answer = browser.post("/api/sports-token", json={}, headers={"X-CSRFToken": browser.cookies["csrftoken"]})
+        return answer.status_code
+
+
+def test_the_routes_ipv4_clients_of_a_server_bound_to_ipv6_count_apart(dual_stack: str) -> None:
+    assert [mint_over_tcp(dual_stack, "127.0.0.1", "alice") for _ in range(10)] == [200] * 10
+    assert mint_over_tcp(dual_stack, "127.0.0.1", "bob") == 429  # 127.0.0.1's minute is spent
+    assert mint_over_tcp(dual_stack, "127.0.0.2", "carol") == 200  # another IPv4 client: its own count

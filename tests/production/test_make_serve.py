@@ -7,11 +7,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx2
 import pytest
@@ -51,10 +54,12 @@ def production_environment(**overrides: str) -> dict[str, str]:
     }
 
 
-def serve_expecting_refusal(command: list[str], environment: dict[str, str]) -> tuple[int, str]:
+def serve_expecting_refusal(
+    command: list[str], environment: dict[str, str], cwd: Path = PROJECT_ROOT
+) -> tuple[int, str]:
     """Run the launcher; (exit code, stdout + stderr). A launcher that serves instead is stopped."""
     launcher = subprocess.Popen(  # noqa: S603 - fixed command
-        command, cwd=PROJECT_ROOT, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        command, cwd=cwd, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     try:
         output, _ = launcher.communicate(timeout=REFUSED_WITHIN_SECONDS)
@@ -74,11 +79,19 @@ REFUSALS = {
     "no Redis": ({"REDIS_URL": ""}, "mintroute.E006", "REDIS_URL"),
     "short secret": ({"DJANGO_SECRET_KEY": "x"}, "mintroute.E007", "DJANGO_SECRET_KEY"),
     "secret of 4 characters": ({"DJANGO_SECRET_KEY": "abcd" * 20}, "mintroute.E007", "DJANGO_SECRET_KEY"),
+    "secret abcde x 10": ({"DJANGO_SECRET_KEY": "abcde" * 10}, "mintroute.E007", "DJANGO_SECRET_KEY"),
+    "startproject's secret": (
+        {"DJANGO_SECRET_KEY": "django-insecure-" + secrets.token_hex(32)},
+        "mintroute.E007",
+        "DJANGO_SECRET_KEY",
+    ),
     "signing key = secret": (
         {"DJANGO_SECRET_KEY": "s3cret-" + "k" * 60, "SPORTS_SANDBOX_SIGNING_KEY": "s3cret-" + "k" * 60},
         "sandbox.E001",
         "SPORTS_SANDBOX_SIGNING_KEY",
     ),
+    "signing key a x 32": ({"SPORTS_SANDBOX_SIGNING_KEY": "a" * 32}, "sandbox.E002", "SPORTS_SANDBOX_SIGNING_KEY"),
+    "signing key 'short'": ({"SPORTS_SANDBOX_SIGNING_KEY": "short"}, "sandbox.E002", "SPORTS_SANDBOX_SIGNING_KEY"),
 }
 
 
@@ -108,6 +121,23 @@ def test_the_makefile_target_refuses_too(tmp_path_factory: pytest.TempPathFactor
     assert "(mintroute.E006)" in output
 
 
+def test_random_hexadecimal_secrets_and_a_test_key_pass_the_deploy_checks() -> None:
+    environment = production_environment(
+        DJANGO_SECRET_KEY=secrets.token_hex(32), SPORTS_SANDBOX_SIGNING_KEY=secrets.token_hex(32)
+    )
+    completed = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "ERROR"],
+        cwd=PROJECT_ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert "sportsproxy.W002" in completed.stderr  # the sk_test_ key: a warning, never a refusal
+
+
 def test_a_single_process_site_may_waive_e006() -> None:
     environment = production_environment(REDIS_URL="", DJANGO_SILENCED_SYSTEM_CHECKS="mintroute.E006")
     completed = subprocess.run(
@@ -121,6 +151,64 @@ def test_a_single_process_site_may_waive_e006() -> None:
     )
     assert completed.returncode == 0, completed.stderr
     assert "mintroute.E006" not in completed.stdout + completed.stderr
+
+
+# --- a checkout where `make demo` ran ----------------------------------------------------------
+
+CHECKOUT_LEFTOVERS = (".git", ".venv", ".nox", "node_modules", "staticfiles", "__pycache__", "*.sqlite3", ".env")
+
+
+def clean_environment(**overrides: str) -> dict[str, str]:
+    """This process's environment without any of the project's settings (the checkout's .env supplies them)."""
+    kept = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("DJANGO_", "SPORTS_", "DEMO_")) and name not in ("DATABASE_URL", "REDIS_URL")
+    }
+    return {**kept, **overrides}
+
+
+def run_in(checkout: Path, command: list[str], environment: dict[str, str]) -> str:
+    completed = subprocess.run(  # noqa: S603 - this interpreter, fixed arguments
+        command, cwd=checkout, env=environment, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    return completed.stdout + completed.stderr
+
+
+@pytest.fixture(scope="module")
+def demo_checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of this project in which `make demo`'s steps ran: migrate and demo_setup (debug on), leaving
+    its .env (the secrets and the sandbox key) and its SQLite database with the `demo` user."""
+    checkout = tmp_path_factory.mktemp("demo-ran") / "project"
+    shutil.copytree(PROJECT_ROOT, checkout, ignore=shutil.ignore_patterns(*CHECKOUT_LEFTOVERS))
+    for step in (["migrate", "--no-input"], ["demo_setup"]):
+        run_in(checkout, [sys.executable, "manage.py", *step], clean_environment())
+    return checkout
+
+
+def test_after_make_demo_the_database_and_env_are_private(demo_checkout: Path) -> None:
+    assert (demo_checkout / "db.sqlite3").stat().st_mode & 0o777 == 0o600
+    assert (demo_checkout / ".env").stat().st_mode & 0o777 == 0o600
+
+
+def test_after_make_demo_make_serve_refuses_the_demo_user(demo_checkout: Path) -> None:
+    production = clean_environment(
+        **PRODUCTION, REDIS_URL=REDIS_URL, HOST=f"127.0.0.1:{free_port()}", WEB_CONCURRENCY="1"
+    )
+    code, output = serve_expecting_refusal([sys.executable, "-m", "config.serve"], production, cwd=demo_checkout)
+    assert code != 0
+    assert "make serve refuses to start" in output
+    assert re.findall(r"\((\w+\.E\d+)\)", output) == ["config.E001"]  # the only error: the demo user
+    assert "'demo'" in output
+    assert "changepassword demo" in output  # how to fix it: another password, or remove the user
+    assert ".delete()" in output
+    assert "Traceback" not in output
+
+    fixed = "from django.contrib.auth.models import User; u = User.objects.get(username='demo'); "
+    fixed += f"u.set_password('{secrets.token_hex(16)}'); u.save()"
+    run_in(demo_checkout, [sys.executable, "manage.py", "shell", "-c", fixed], production)
+    run_in(demo_checkout, [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "ERROR"], production)
 
 
 @pytest.fixture(scope="module")

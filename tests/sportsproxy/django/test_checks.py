@@ -6,10 +6,12 @@ import io
 from typing import Any
 
 import pytest
+from django.core.checks import WARNING, run_checks
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 
-from sportsproxy.django.checks import check_sports_settings
+from sportsproxy import SportsClient
+from sportsproxy.django.checks import check_no_test_key_in_production, check_sports_settings
 
 
 def ids(settings: Any) -> list[str]:
@@ -86,27 +88,40 @@ def test_a_base_url_without_a_scheme_is_an_error(over_http: Any, api_key: str) -
     assert ids(over_http) == ["sportsproxy.E004"]
 
 
-@pytest.mark.parametrize(
-    "url",
-    [
-        "https://api.example.com/sdk/v1/rpc",  # the RPC path: the SDK adds it itself
-        "https://api.example.com/v1",
-        "https://api.example.com?x=1",
-        "https://api.example.com#top",
-        "https://user:secret@api.example.com",
-        "ftp://api.example.com",
-        "https://",
-        "https://api.example.com:port",
-        "http://127.0.0.1:8000\t",  # a stray tab or newline from a .env file
-        "http://127.0.0.1:8000\n",
-        " http://127.0.0.1:8000",
-        "https://api.example.com//",
-    ],
-)
-def test_a_base_url_that_is_not_an_origin_is_e004(over_http: Any, api_key: str, url: str) -> None:
+NOT_ORIGINS = {  # each URL, and the part E004 names
+    "https://api.example.com/sdk/v1/rpc": "it has a path",  # the RPC path: the SDK adds it itself
+    "https://api.example.com/v1": "it has a path",
+    "https://api.example.com//": "it has a path",
+    "https://api.example.com?x=1": "it has a query",
+    "https://api.example.com?": "it has a query",
+    "https://api.example.com#top": "it has a fragment",
+    "https://user:secret@api.example.com": "it has user info",
+    "ftp://api.example.com": "its scheme is 'ftp', not http or https",
+    "api.example.com": "it has no scheme",
+    "api.example.com:8000": "it has no scheme",
+    "https://": "it has no host",
+    "https://api.example.com:port": "its port is not a number from 1 to 65535",
+    "https://api.example.com:87011": "its port is not a number from 1 to 65535",
+    "https://api.example.com:0": "its port is not a number from 1 to 65535",
+    "https://[::1]:70000": "its port is not a number from 1 to 65535",
+    "http://127.0.0.1:8000\t": "it contains white space",  # a stray tab or newline from a .env file
+    "http://127.0.0.1:8000\n": "it contains white space",
+    " http://127.0.0.1:8000": "it contains white space",
+}
+
+
+@pytest.mark.parametrize("url", NOT_ORIGINS)
+def test_a_base_url_that_is_not_an_origin_is_e004_naming_the_part(over_http: Any, api_key: str, url: str) -> None:
     over_http.SPORTS_API_KEY = api_key
     over_http.SPORTS_BASE_URL = url
-    assert ids(over_http) == ["sportsproxy.E004"]
+    (message,) = check_sports_settings()
+    assert message.id == "sportsproxy.E004"
+    assert message.msg.startswith("SPORTS_BASE_URL is not the service's origin")
+    assert NOT_ORIGINS[url] in message.msg
+    assert "secret" not in message.msg  # user info is named, never quoted
+    with pytest.raises(ValueError, match="origin") as refused:  # the SDK client refuses with the same words
+        SportsClient(api_key, base_url=url)
+    assert message.msg.removeprefix("SPORTS_BASE_URL ").removesuffix(".") in str(refused.value)
 
 
 @pytest.mark.parametrize(
@@ -128,3 +143,23 @@ def test_a_malformed_previous_key_is_an_error(settings: Any, api_key: str) -> No
     settings.SPORTS_API_KEY = api_key
     settings.SPORTS_API_KEY_PREVIOUS = "sk_live_short"
     assert ids(settings) == ["sportsproxy.E005"]
+
+
+def test_a_test_key_with_debug_off_is_a_deploy_warning_only(settings: Any, api_key: str) -> None:
+    settings.SPORTS_API_KEY = "sk_test_" + "k" * 40
+    settings.DEBUG = False
+    (message,) = check_no_test_key_in_production()
+    assert (message.id, message.level) == ("sportsproxy.W002", WARNING)
+    assert "SPORTS_API_KEY" in message.msg
+    assert settings.SPORTS_API_KEY not in message.msg + (message.hint or "")
+    assert "sportsproxy.W002" not in {found.id for found in run_checks(include_deployment_checks=False)}
+    assert "sportsproxy.W002" in {found.id for found in run_checks(include_deployment_checks=True)}
+
+
+def test_a_live_key_or_debug_on_is_no_w002(settings: Any) -> None:
+    settings.DEBUG = False
+    settings.SPORTS_API_KEY = "sk_live_" + "k" * 40
+    assert check_no_test_key_in_production() == []
+    settings.DEBUG = True
+    settings.SPORTS_API_KEY = "sk_test_" + "k" * 40
+    assert check_no_test_key_in_production() == []

@@ -1,12 +1,18 @@
-"""The sandbox's deploy check: its tokens are never signed with the site's SECRET_KEY."""
+"""The sandbox's deploy checks: its signing key is not guessable, and not the site's SECRET_KEY
+(nor a part of it, nor the other way round)."""
 
 from __future__ import annotations
 
+import io
+import secrets
 from typing import Any
 
+import pytest
 from django.core.checks import run_checks
+from django.core.management import call_command
+from django.core.management.base import SystemCheckError
 
-from sportsproxy.sandbox.checks import check_signing_key_is_its_own
+from sportsproxy.sandbox.checks import check_signing_key_is_its_own, check_signing_key_is_strong
 
 
 def test_a_signing_key_equal_to_the_secret_key_is_e001_naming_both_variables(settings: Any) -> None:
@@ -18,12 +24,45 @@ def test_a_signing_key_equal_to_the_secret_key_is_e001_naming_both_variables(set
     assert settings.SECRET_KEY not in message.msg + (message.hint or "")
 
 
-def test_a_signing_key_of_its_own_passes(settings: Any) -> None:
-    settings.SPORTS_SANDBOX_SIGNING_KEY = "s" * 48
+@pytest.mark.parametrize("relation", ["contained", "contains", "white space"])
+def test_a_signing_key_inside_the_secret_key_or_around_it_is_e001(settings: Any, relation: str) -> None:
+    settings.SECRET_KEY = secrets.token_hex(32)
+    settings.SPORTS_SANDBOX_SIGNING_KEY = {
+        "contained": settings.SECRET_KEY[8:48],
+        "contains": settings.SECRET_KEY + secrets.token_hex(4),
+        "white space": f"{settings.SECRET_KEY[:30]} {settings.SECRET_KEY[30:]}",
+    }[relation]
+    assert [message.id for message in check_signing_key_is_its_own()] == ["sandbox.E001"]
+
+
+WEAK_SIGNING_KEYS = {
+    "a x 32": "a" * 32,
+    "short": "short",
+    "31 characters": secrets.token_hex(16)[:31],
+    "9 distinct": "abcdefghi" * 5,
+    "white space at the end": secrets.token_hex(32) + " ",
+    "one string repeated": "0123456789abcdef" * 3,
+}
+
+
+@pytest.mark.parametrize("case", WEAK_SIGNING_KEYS)
+def test_a_weak_signing_key_is_e002_under_check_deploy(settings: Any, case: str) -> None:
+    settings.SECRET_KEY = secrets.token_hex(32)
+    settings.SPORTS_SANDBOX_SIGNING_KEY = WEAK_SIGNING_KEYS[case]
+    with pytest.raises(SystemCheckError, match=r"sandbox\.E002"):
+        call_command("check", deploy=True, fail_level="ERROR", stdout=io.StringIO(), stderr=io.StringIO())
+    (message,) = check_signing_key_is_strong()
+    assert "SPORTS_SANDBOX_SIGNING_KEY" in message.msg
+
+
+def test_64_random_hexadecimal_characters_of_its_own_pass(settings: Any) -> None:
+    settings.SECRET_KEY = secrets.token_hex(32)
+    settings.SPORTS_SANDBOX_SIGNING_KEY = secrets.token_hex(32)
     assert check_signing_key_is_its_own() == []
+    assert check_signing_key_is_strong() == []
 
 
-def test_it_runs_with_deploy_only(settings: Any) -> None:
+def test_they_run_with_deploy_only(settings: Any) -> None:
     settings.SPORTS_SANDBOX_SIGNING_KEY = settings.SECRET_KEY
     assert "sandbox.E001" not in {message.id for message in run_checks(include_deployment_checks=False)}
     assert "sandbox.E001" in {message.id for message in run_checks(include_deployment_checks=True)}

@@ -18,13 +18,12 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from config.demo.mode import DEFAULT_DEMO_PASSWORD, DEMO_USERNAME
 from sportsproxy.sandbox.accounts.keys import KEY_PATTERN, hash_secret, issue_key, register_key
 from sportsproxy.sandbox.models import Account, ApiKey
 
-DEMO_USERNAME = "demo"
 DEMO_ACCOUNT = "demo"
 DEMO_TIER = "growth"
-DEFAULT_DEMO_PASSWORD = "demo-pass-123"  # noqa: S105 - published on purpose, for the demo only (debug on)
 
 
 class Command(BaseCommand):

@@ -20,12 +20,17 @@ const client = new SportsClient({
 
 // --- The token's life ------------------------------------------------------------------------
 
-const token = { mintedAt: null, refreshAt: null };
+const token = { mintedAt: null, refreshAt: null, fingerprint: null };
 const clock = (time) => new Date(time).toLocaleTimeString();
 
 client.on("token", ({ expiresAt, reason, mintedBy, fingerprint }) => {
+  // The mint route hands back the token it gave this login while it is still good (after a
+  // reconnect, say): the same token again is no new mint. The page knows it only by comparing
+  // with the token it holds, so the log says "the same token" only then.
+  const reused = fingerprint === token.fingerprint;
   const expires = Date.parse(expiresAt);
-  token.mintedAt = Date.now();
+  if (!reused) token.mintedAt = Date.now();
+  token.fingerprint = fingerprint;
   token.refreshAt = expires - config.refreshLeewaySec * 1000;
   $("token-fingerprint").textContent = `…${fingerprint}`;
   $("token-minted-at").textContent = clock(token.mintedAt);
@@ -33,7 +38,9 @@ client.on("token", ({ expiresAt, reason, mintedBy, fingerprint }) => {
   const entry = document.createElement("li");
   entry.dataset.reason = reason;
   entry.dataset.mintedBy = mintedBy;
-  entry.textContent = `${clock(token.mintedAt)} · ${reason} · …${fingerprint}${mintedBy === "tab" ? " · from another tab" : ""}`;
+  entry.dataset.reused = String(reused);
+  const source = reused ? " · the same token, handed back (not a new mint)" : mintedBy === "tab" ? " · from another tab" : "";
+  entry.textContent = `${clock(Date.now())} · ${reason} · …${fingerprint}${source}`;
   $("mint-log").prepend(entry);
   clearRetrying();
 });
@@ -191,11 +198,25 @@ $("expire-token")?.addEventListener("click", async () => {
 
 $("drop-socket").addEventListener("click", () => client.dropConnection());
 
-$("log-out").addEventListener("click", async () => {
+// The header's "Log out" stays on this page, to show what the client does when the session ends;
+// the header then says so (the user's name and the button go, a link to log in comes).
+$("session").addEventListener("submit", async (event) => {
+  event.preventDefault();
   if (config.debugHelpers) await post("/demo/expire-token"); // so the next call needs a new token at once
   await post("/accounts/logout/");
+  showLoggedOut();
   await showMatches(); // the mint route now answers 401: AuthEndpointError
 });
+
+function showLoggedOut() {
+  const again = document.createElement("a");
+  again.href = "/accounts/login/?next=/";
+  again.textContent = "Log in";
+  const note = document.createElement("p");
+  note.id = "session";
+  note.append("Logged out · ", again);
+  $("session").replaceWith(note);
+}
 
 // --- Start ---------------------------------------------------------------------------------------
 
