@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1:8000
 
-.PHONY: demo serve test lint typecheck format pytest jstest matrix bench install install-dev clean
+.PHONY: demo serve test lockcheck lint typecheck format pytest jstest matrix bench lock upgrade install install-dev clean
 
 demo: install
 	$(PY) manage.py migrate --no-input
@@ -20,7 +20,20 @@ serve: install
 	$(PY) manage.py collectstatic --no-input --verbosity 0
 	HOST=$(HOST) $(PY) -m config.serve
 
-test: install-dev lint typecheck pytest jstest matrix
+test: install-dev lockcheck lint typecheck pytest jstest matrix
+
+# The lock (tests/lock.py): every package, direct or transitive, pinned with its hashes. `make lock` after
+# changing a dependency in pyproject.toml: uv resolves uv.lock and exports requirements.txt (the demo's) and
+# requirements-dev.txt (the tests'). `make upgrade` moves every pin to its newest release. `make test` fails
+# first, saying to run `make lock`, when the lock disagrees with pyproject.toml.
+lockcheck: install-dev
+	$(PY) -m tests.lock check
+
+lock: install-dev
+	$(PY) -m tests.lock write
+
+upgrade: install-dev
+	$(PY) -m tests.lock upgrade
 
 lint: install-dev
 	$(VENV)/bin/ruff check .
@@ -66,16 +79,27 @@ format: install-dev
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
+# Hash-checked: only the files whose hashes the lock holds, and nothing the lock does not name. pip
+# (the venv's own) installs uv, the lock's tool, from its hashed lines in requirements-dev.txt; uv then
+# installs the rest, checking every hash (`--require-hashes`), many times faster than pip would; it
+# compiles the bytecode as pip does, so that every later start is quick even under PYTHONDONTWRITEBYTECODE.
+UV := $(VENV)/bin/uv
+UV_INSTALL := $(UV) pip install --quiet --python $(PY) --require-hashes --no-deps --compile-bytecode
+
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
 
-$(VENV)/.installed: requirements.txt | $(VENV)/bin/python
-	$(PY) -m pip install --quiet -r requirements.txt
+$(UV): requirements-dev.txt | $(VENV)/bin/python
+	$(PY) -m tests.lock entry requirements-dev.txt uv > $(VENV)/uv-requirement.txt
+	$(PY) -m pip install --quiet --require-hashes --no-deps -r $(VENV)/uv-requirement.txt
 	touch $@
 
-$(VENV)/.installed-dev: requirements.txt requirements-dev.txt | $(VENV)/bin/python
-	$(PY) -m pip install --quiet -r requirements-dev.txt
+$(VENV)/.installed: requirements.txt | $(UV)
+	$(UV_INSTALL) -r requirements.txt
+	touch $@
+
+$(VENV)/.installed-dev: requirements.txt requirements-dev.txt | $(UV)
+	$(UV_INSTALL) -r requirements-dev.txt
 	touch $@ $(VENV)/.installed
 
 clean:

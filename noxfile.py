@@ -3,8 +3,9 @@
 `make matrix` (part of `make test`) runs them, two at a time; `nox -s "tests(python='3.13', django='6.1')"`
 runs one pair, `nox --list` names them all. The pairs are read from pyproject.toml's classifiers, so what the
 package declares and what is tested cannot drift apart. Each environment holds this project's
-runtime requirements with the pair's Django in place of requirements.txt's, the newest Django REST
-framework (requirements.txt's pin), and pytest; it runs the tests of the mint route, the SDK and its
+runtime requirements at the lock's pins (tests/lock.py) with the pair's Django in place of the lock's, and
+pytest; every package they pull in is held to the lock's pin too (pip's constraints, without hashes: the
+pair's Django is not in the lock). It runs the tests of the mint route, the SDK and its
 Django glue (with the sandbox tests they rely on), and tests/standalone/, whose virtual environments
 use that pair's interpreter and Django.
 
@@ -18,12 +19,17 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import tomllib
 from pathlib import Path
 
 import nox
 
 ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT))  # nox loads this file by its path: the lock's reader imports from the checkout
+
+from tests.lock import pins  # noqa: E402
+
 REQUIREMENTS = ROOT / "requirements.txt"
 DEV_REQUIREMENTS = ROOT / "requirements-dev.txt"
 TEST_RUNNER = ("pytest", "pytest-django", "pytest-env", "pytest-asyncio")  # pinned in requirements-dev.txt
@@ -57,21 +63,11 @@ def supported_pairs() -> list[tuple[str, str]]:
     ]
 
 
-def pinned(requirements: Path, name: str) -> str | None:
-    """The version `requirements` pins `name` at (`name==X`), or None."""
-    for line in requirements.read_text().splitlines():
-        match = re.match(rf"{re.escape(name)}==([^\s#;]+)", line.strip(), flags=re.IGNORECASE)
-        if match:
-            return match.group(1)
-    return None
-
-
 def django_release(series: str) -> str:
     """The exact Django release the matrix installs for `series` ("6.1" -> "6.1.3")."""
-    pin = pinned(REQUIREMENTS, "Django")
-    if pin is not None and pin.startswith(f"{series}."):
-        return pin
-    return DJANGO_RELEASES[series]
+    (pin,) = pins(REQUIREMENTS)["django"]
+    locked = pin.split("==")[1]
+    return locked if locked.startswith(f"{series}.") else DJANGO_RELEASES[series]
 
 
 def select_pyenv_versions() -> None:
@@ -89,15 +85,13 @@ def select_pyenv_versions() -> None:
     os.environ["PYENV_VERSION"] = ":".join(dict.fromkeys([*selected, *chosen]))
 
 
-def requirements_without(requirements: Path, names: set[str]) -> list[str]:
-    """The requirement lines of `requirements`, less those of `names` and less `-r` includes."""
-    kept = []
-    for line in requirements.read_text().splitlines():
-        requirement = line.split("#", 1)[0].strip()
-        name = re.split(r"[<>=!~ ;\[]", requirement, maxsplit=1)[0].lower()
-        if requirement and not requirement.startswith("-") and name not in names:
-            kept.append(requirement)
-    return kept
+def constraints(session: nox.Session) -> str:
+    """A constraints file of the lock's pins (requirements-dev.txt's) less Django's; returns its path."""
+    path = Path(session.create_tmp()) / "constraints.txt"
+    path.write_text(
+        "".join(f"{pin}\n" for name, locked in pins(DEV_REQUIREMENTS).items() if name != "django" for pin in locked)
+    )
+    return str(path)
 
 
 select_pyenv_versions()
@@ -110,7 +104,6 @@ PAIRS = supported_pairs()
 @nox.parametrize(("python", "django"), PAIRS)
 def tests(session: nox.Session, django: str) -> None:
     """The route's, the glue's and the SDK's tests and the standalone install tests on one pair."""
-    runtime = requirements_without(REQUIREMENTS, {"django"})
-    test_runner = [line for line in requirements_without(DEV_REQUIREMENTS, set()) if line.split("==")[0] in TEST_RUNNER]
-    session.install(*runtime, *test_runner, f"Django=={django_release(django)}")
+    runtime = [pin for name, locked in pins(REQUIREMENTS).items() if name != "django" for pin in locked]
+    session.install("-c", constraints(session), *runtime, *TEST_RUNNER, f"Django=={django_release(django)}")
     session.run("python", "-m", "pytest", *TEST_PATHS, "-q", "-p", "no:cacheprovider", *session.posargs)

@@ -254,5 +254,5 @@ LOGGING = {
     },
     "root": {"handlers": ["console"], "level": env.str("DJANGO_LOG_LEVEL", default="INFO")},
     # One INFO line per upstream request is noise; SDK failures are logged by the mint route.
-    "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},
+    "loggers": {"httpx2": {"level": "WARNING"}, "httpcore2": {"level": "WARNING"}},
 }

@@ -2,7 +2,7 @@
 
 Install it (`pip install` this project) or copy the folders `mintroute/` and `sportsproxy/`
 (without `sportsproxy/sandbox/`) into your site. It needs Django, Django REST framework,
-django-ratelimit and httpx, nothing else. The wiring is three steps: "mintroute" in
+django-ratelimit and httpx2, nothing else. The wiring is three steps: "mintroute" in
 INSTALLED_APPS, `path("", include("mintroute.urls"))`, and SPORTS_API_KEY and SPORTS_BASE_URL
 in settings (README: "Add the mint route to an existing Django site").
 

@@ -1,4 +1,4 @@
-"""The server flavour of the sports-data client: a typed JSON-RPC client over httpx.
+"""The server flavour of the sports-data client: a typed JSON-RPC client over httpx2 (httpx, maintained).
 
     with SportsClient(api_key="sk_live_...", base_url="https://...") as client:
         token = client.tokens.create(ttl=600)
@@ -22,10 +22,10 @@ import uuid
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 from urllib.parse import urlsplit
 
-import httpx
+import httpx2
 
 from sportsproxy.errors import (
     SportsError,
@@ -64,6 +64,19 @@ def _resolve_api_key(api_key: str | None) -> str:
     if API_KEY_PATTERN.match(key) is None:
         raise ValueError(f"The API key must be {API_KEY_FORMAT}. Copy it again from the dashboard.")
     return key
+
+
+T = TypeVar("T")
+
+
+def _checked_transport(transport: object, expected: type[T]) -> T | None:
+    """`transport` if it is httpx2's kind; an httpx one (the stalled package) is refused with the fix."""
+    if transport is None or isinstance(transport, expected):
+        return transport
+    raise TypeError(
+        f"transport must be an httpx2.{expected.__name__} (import httpx2 in place of httpx: the SDK speaks "
+        f"httpx2, httpx's maintained continuation); got {type(transport).__module__}.{type(transport).__qualname__}."
+    )
 
 
 def _resolve_base_url(base_url: str | None) -> str:
@@ -160,28 +173,28 @@ class _RpcProtocol:
         """Seconds to wait before retry number `attempt` (1-based): full jitter, capped."""
         return self.random() * min(RETRY_MAX_DELAY, RETRY_BASE_DELAY * 2.0 ** (attempt - 1))
 
-    def _retryable(self, error: httpx.HTTPError, attempt: int) -> bool:
+    def _retryable(self, error: httpx2.HTTPError, attempt: int) -> bool:
         # Only failures to connect are retried: the request cannot have reached the service.
-        return isinstance(error, (httpx.ConnectError, httpx.ConnectTimeout)) and attempt <= self.max_retries
+        return isinstance(error, (httpx2.ConnectError, httpx2.ConnectTimeout)) and attempt <= self.max_retries
 
-    def _log_retry(self, method: str, request_id: str, error: httpx.HTTPError, attempt: int, delay: float) -> None:
+    def _log_retry(self, method: str, request_id: str, error: httpx2.HTTPError, attempt: int, delay: float) -> None:
         logger.debug(
             "retrying %s id=%s after %s (retry %d of %d) in %.3f s",
             method, request_id, type(error).__name__, attempt, self.max_retries, delay,
         )  # fmt: skip
 
     @staticmethod
-    def _transport_error(error: httpx.HTTPError, request_id: str) -> SportsError:
-        if isinstance(error, httpx.TimeoutException):
+    def _transport_error(error: httpx2.HTTPError, request_id: str) -> SportsError:
+        if isinstance(error, httpx2.TimeoutException):
             return SportsTimeout(
                 f"The sports service did not answer in time ({type(error).__name__}).", request_id=request_id
             )
-        if isinstance(error, httpx.RemoteProtocolError):
+        if isinstance(error, httpx2.RemoteProtocolError):
             return SportsProtocolError(f"The sports service broke the HTTP protocol: {error}.", request_id=request_id)
         return SportsUnavailable(f"Could not reach the sports service ({type(error).__name__}).", request_id=request_id)
 
     @staticmethod
-    def _result(response: httpx.Response, request_id: str) -> dict[str, Any]:
+    def _result(response: httpx2.Response, request_id: str) -> dict[str, Any]:
         """The `result` of a JSON-RPC answer, or the SportsError it stands for."""
         if response.status_code != 200:
             raise SportsProtocolError(
@@ -236,11 +249,12 @@ class SportsClient(_RpcProtocol):
         base_url: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
-        transport: httpx.BaseTransport | None = None,
+        transport: httpx2.BaseTransport | None = None,
     ) -> None:
         super().__init__(_resolve_api_key(api_key), _resolve_base_url(base_url), max_retries)
         self.sleep: Callable[[float], None] = time.sleep
-        self._http = httpx.Client(base_url=self.base_url, timeout=timeout, transport=transport)
+        transport = _checked_transport(transport, httpx2.BaseTransport)
+        self._http = httpx2.Client(base_url=self.base_url, timeout=timeout, transport=transport)
         self._attach_resources()
 
     def _attach_resources(self) -> None:
@@ -255,7 +269,7 @@ class SportsClient(_RpcProtocol):
             logger.debug("POST %s%s method=%s id=%s", self.base_url, RPC_PATH, method, request_id)
             try:
                 response = self._http.post(RPC_PATH, content=body, headers=headers)
-            except httpx.HTTPError as error:
+            except httpx2.HTTPError as error:
                 attempt += 1
                 if not self._retryable(error, attempt):
                     raise self._transport_error(error, request_id) from None
@@ -309,12 +323,13 @@ class AsyncSportsClient(_RpcProtocol):
         base_url: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
-        transport: httpx.AsyncBaseTransport | None = None,
+        transport: httpx2.AsyncBaseTransport | None = None,
     ) -> None:
         super().__init__(_resolve_api_key(api_key), _resolve_base_url(base_url), max_retries)
         self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
         self.timeout = timeout
-        self._http = httpx.AsyncClient(base_url=self.base_url, timeout=timeout, transport=transport)
+        transport = _checked_transport(transport, httpx2.AsyncBaseTransport)
+        self._http = httpx2.AsyncClient(base_url=self.base_url, timeout=timeout, transport=transport)
         self._attach_resources()
 
     def _attach_resources(self) -> None:
@@ -329,7 +344,7 @@ class AsyncSportsClient(_RpcProtocol):
             logger.debug("POST %s%s method=%s id=%s", self.base_url, RPC_PATH, method, request_id)
             try:
                 response = await self._http.post(RPC_PATH, content=body, headers=headers)
-            except httpx.HTTPError as error:
+            except httpx2.HTTPError as error:
                 attempt += 1
                 if not self._retryable(error, attempt):
                     raise self._transport_error(error, request_id) from None

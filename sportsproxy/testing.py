@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-import httpx
+import httpx2
 import pytest
 
 __all__ = ["SandboxError", "SportsSandbox", "sports_sandbox", "sports_settings", "start_sandbox"]
@@ -58,7 +58,7 @@ class SportsSandbox:
         self.base_url: str = ready["baseUrl"]
         self.ws_url: str = ready["wsUrl"]
         self.api_key: str = ready["apiKey"]
-        self._control = httpx.Client(
+        self._control = httpx2.Client(
             base_url=self.base_url,
             headers={"Authorization": f"Bearer {control_secret}"},
             timeout=CONTROL_TIMEOUT_SECONDS,
@@ -102,7 +102,7 @@ class SportsSandbox:
     def _post(self, path: str, payload: dict[str, Any]) -> dict[str, Any]:
         try:
             response = self._control.post(path, json=payload)
-        except httpx.HTTPError as error:
+        except httpx2.HTTPError as error:
             raise SandboxError(f"The sandbox did not answer {path}: {error}.\n{self.stderr_tail()}") from None
         try:
             answer: dict[str, Any] = response.json()

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import httpx
+import httpx2
 from django.core.handlers.wsgi import WSGIHandler
 from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
 
@@ -34,6 +34,6 @@ def dual_stack_server() -> Iterator[str]:
         thread.join(timeout=10)
 
 
-def client_from(url: str, source: str) -> httpx.Client:
+def client_from(url: str, source: str) -> httpx2.Client:
     """An HTTP client of `url` whose connections come from the IPv4 address `source`."""
-    return httpx.Client(base_url=url, transport=httpx.HTTPTransport(local_address=source), timeout=10)
+    return httpx2.Client(base_url=url, transport=httpx2.HTTPTransport(local_address=source), timeout=10)

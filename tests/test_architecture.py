@@ -155,3 +155,27 @@ def test_the_sandbox_map_refuses_an_arrow_the_wrong_way() -> None:
     assert sandbox_arrow_refusal(f"{SANDBOX}.conf", f"{SANDBOX}.accounts.slots") is not None
     assert sandbox_arrow_refusal(f"{SANDBOX}.realtime.consumers", f"{SANDBOX}.routing") is not None
     assert sandbox_arrow_refusal(f"{SANDBOX}.standalone.asgi", f"{SANDBOX}.routing") is None
+
+
+def modules_imported(path: Path) -> set[str]:
+    """Every module `path` imports, at any depth (inside functions too), by its full name."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+def test_the_parts_speak_http_through_httpx2_never_httpx_or_httpcore() -> None:
+    """httpx2 is httpx's maintained continuation; the parts must not pull in the stalled httpx, or its core."""
+    stale = {
+        f"{path.relative_to(ROOT)}: {module}"
+        for package in ("mintroute", "sportsproxy")
+        for path in (ROOT / package).rglob("*.py")
+        for module in modules_imported(path)
+        if module.split(".")[0] in ("httpx", "httpcore")
+    }
+    assert stale == set()
+    assert "httpx2" in modules_imported(ROOT / "sportsproxy" / "client.py")

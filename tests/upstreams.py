@@ -1,6 +1,6 @@
 """Tiny real socket servers standing in for an upstream that misbehaves on demand.
 
-A mock of httpx could not show what the SDK does with a real refused connection, a
+A mock of httpx2 could not show what the SDK does with a real refused connection, a
 real silent socket or real garbage bytes; these can.
 """
 

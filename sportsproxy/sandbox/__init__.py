@@ -23,7 +23,7 @@ parts into Django. The parts, each a sub-package:
                   the requests-per-minute quota and the socket slots (counters in the cache)
     matches/      the data: the book of matches and the simulation that changes it
     rpc/          the JSON-RPC side: envelope, params, the method table, the one dispatcher,
-                  the HTTP view and the in-process httpx transport
+                  the HTTP view and the in-process httpx2 transport
     realtime/     the socket side: the consumer, one socket's session, and the per-process
                   tasks (moments, fan-out, event publisher, slot heartbeat, revocation)
     standalone/   the sandbox served alone, with its control endpoints

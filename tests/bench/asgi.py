@@ -1,5 +1,7 @@
-"""The ASGI rows of `make bench`: the mint route under one uvicorn worker against one gunicorn
-gthread worker, the plain view forced under uvicorn beside them, and the contract's floor.
+"""The ASGI rows of `make bench`: the route's async entry against its plain view forced under the
+same uvicorn worker in the same rounds (the contract's row), both against one gunicorn gthread worker
+for the record, the floor (an empty async view under uvicorn against an empty sync view under
+gthread), and the burst of 40 slow mints.
 
 Every server runs this project's code and settings in front of the stand-in service
 (tests/slow_upstream.py), and every request mints upstream (`{"reason": "unauthorized"}`; the
@@ -18,7 +20,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import httpx
+import httpx2
 
 from config import serve
 from tests.bench import wrk
@@ -30,16 +32,19 @@ CONNECTIONS = 64
 UPSTREAM_DELAY = "0.05"  # seconds the stand-in service takes to answer each mint
 ROUTE = "/api/sports-token"
 SYNC_VIEW = "/bench/sync-mint"
+EMPTY_ASYNC = "/bench/empty-async"
+EMPTY_SYNC = "/bench/empty-sync"
 WARM_UP_SECONDS = 1.0
-# The contract's floor: with the service answering after FLOOR_DELAY, FLOOR_MINTS concurrent mints
+# The third wave's burst: with the service answering after FLOOR_DELAY, FLOOR_MINTS concurrent mints
 # to one uvicorn worker all answer 200 within FLOOR_BOUND_SECONDS.
 FLOOR_MINTS = 40
 FLOOR_DELAY = "1"
 FLOOR_BOUND_SECONDS = 4.0
 
 
-def route_versus_gthread(bench: Bench) -> None:
-    """The contract's row, and the plain view under uvicorn measured in the same rounds."""
+def route_versus_plain_view(bench: Bench) -> None:
+    """The contract's row (the async entry against the plain view, one uvicorn worker, the same rounds),
+    and each against one gthread worker for the record."""
     from tests.bench.run_bench import ROUNDS, SECONDS, UVICORN, cpu_seconds
 
     why_not = wrk.missing()
@@ -63,17 +68,62 @@ def route_versus_gthread(bench: Bench) -> None:
                 load = wrk.run(targets[name], seconds=SECONDS, connections=CONNECTIONS, script=script)
                 loads[name].append(load)
                 cpu_ms[name].append(1000 * (cpu_seconds(workers[name].process.pid) - before) / max(load.requests, 1))
-    peer_rate = statistics.median(load.rate for load in loads["gthread"])
-    for name, measure, target in (
-        ("async", f"ASGI: {ROUTE} (async entry), 1 uvicorn worker vs 1 gunicorn gthread worker", ">= 1.0, 0 failed"),
-        ("sync", "ASGI, same rounds: the plain view forced under 1 uvicorn worker vs the same peer", "for the record"),
+    rates = {name: statistics.median(load.rate for load in loads[name]) for name in loads}
+    cpu = {name: statistics.median(cpu_ms[name]) for name in loads}
+    failed = sum(load.failed for load in loads["async"])
+    bench.row(
+        f"ASGI: {ROUTE}'s async entry vs the plain view forced under the same 1 uvicorn worker, same rounds",
+        f"{_ratio(rates, 'async', 'sync')}; {_describe(loads['async'], cpu_ms['async'])} "
+        f"vs {_describe(loads['sync'], cpu_ms['sync'])}",
+        ">= 1.0, CPU/mint <= plain's, 0 failed",
+        rates["async"] >= rates["sync"] and cpu["async"] <= cpu["sync"] and failed == 0,
+    )
+    for name, measure in (
+        ("async", "ASGI, same rounds, for the record: the async entry vs 1 gunicorn gthread worker"),
+        ("sync", "ASGI, same rounds, for the record: the plain view under uvicorn vs the same gthread worker"),
     ):
-        rate = statistics.median(load.rate for load in loads[name])
-        value = f"{rate:.0f} / {peer_rate:.0f} req/s = {rate / peer_rate:.3f}; "
-        value += f"{_describe(loads[name], cpu_ms[name])} vs {_describe(loads['gthread'], cpu_ms['gthread'])}"
-        failed = sum(load.failed for load in loads[name])
-        met = rate / peer_rate >= 1.0 and failed == 0 if name == "async" else None
-        bench.row(measure, value, target, met)
+        value = f"{_ratio(rates, name, 'gthread')}; gthread {_describe(loads['gthread'], cpu_ms['gthread'])}"
+        bench.row(measure, value, "for the record", None)
+
+
+def floor(bench: Bench) -> None:
+    """What each server costs before any view: an empty async view under one uvicorn worker against an
+    empty sync view under one gthread worker, the same middleware, interleaved rounds of plain GETs."""
+    from tests.bench.run_bench import ROUNDS, SECONDS, UVICORN, cpu_seconds
+
+    why_not = wrk.missing()
+    if why_not is not None:
+        bench.row(
+            "ASGI floor: an empty async view under uvicorn vs an empty sync view under gthread", why_not, "", None
+        )
+        return
+    loads: dict[str, list[wrk.Load]] = {"uvicorn": [], "gthread": []}
+    cpu_ms: dict[str, list[float]] = {name: [] for name in loads}
+    with ExitStack() as running:
+        upstream = _upstream(running, bench, UPSTREAM_DELAY)
+        workers = {"uvicorn": _site(running, bench, upstream, UVICORN)}
+        workers["gthread"] = _site(running, bench, upstream, serve.http_command())
+        targets = {"uvicorn": workers["uvicorn"].url + EMPTY_ASYNC, "gthread": workers["gthread"].url + EMPTY_SYNC}
+        for url in targets.values():
+            wrk.run(url, seconds=WARM_UP_SECONDS, connections=CONNECTIONS)
+        for number in range(ROUNDS * 2):
+            for name in list(targets) if number % 2 == 0 else reversed(targets):
+                before = cpu_seconds(workers[name].process.pid)
+                load = wrk.run(targets[name], seconds=SECONDS, connections=CONNECTIONS)
+                loads[name].append(load)
+                cpu_ms[name].append(1000 * (cpu_seconds(workers[name].process.pid) - before) / max(load.requests, 1))
+    rates = {name: statistics.median(load.rate for load in loads[name]) for name in loads}
+    bench.row(
+        "ASGI floor: an empty async view under 1 uvicorn worker vs an empty sync view under 1 gthread worker",
+        f"{_ratio(rates, 'uvicorn', 'gthread')}; {_describe(loads['uvicorn'], cpu_ms['uvicorn'])} "
+        f"vs {_describe(loads['gthread'], cpu_ms['gthread'])}",
+        "for the record",
+        None,
+    )
+
+
+def _ratio(rates: dict[str, float], name: str, against: str) -> str:
+    return f"{rates[name]:.0f} / {rates[against]:.0f} req/s = {rates[name] / rates[against]:.3f}"
 
 
 @dataclass(frozen=True)
@@ -86,7 +136,7 @@ class Burst:
     threads_while_waiting: int | None
 
 
-def floor(bench: Bench) -> None:
+def burst(bench: Bench) -> None:
     """FLOOR_MINTS concurrent mints on a service that takes FLOOR_DELAY: the route, and the plain view."""
     from tests.bench.run_bench import UVICORN
 
@@ -98,7 +148,7 @@ def floor(bench: Bench) -> None:
         route, plain = (asyncio.run(_burst(bench, site, upstream, path, FLOOR_MINTS)) for path in (ROUTE, SYNC_VIEW))
     answered = route.statuses.count(200)
     bench.row(
-        f"ASGI floor: {FLOOR_MINTS} concurrent mints, service after {FLOOR_DELAY} s, 1 uvicorn worker: 200s, slowest",
+        f"ASGI burst: {FLOOR_MINTS} concurrent mints, service after {FLOOR_DELAY} s, 1 uvicorn worker: 200s, slowest",
         f"{answered} of {FLOOR_MINTS}, {min(route.seconds):.2f} to {max(route.seconds):.2f} s, "
         f"{route.threads_while_waiting} threads while all wait ({idle_threads} idle); the plain view: "
         f"{plain.statuses.count(200)}, {max(plain.seconds):.2f} s, {plain.threads_while_waiting} threads",
@@ -130,11 +180,11 @@ async def _burst(bench: Bench, site: Server, upstream: Server, path: str, count:
     """`count` fresh mints to `path` sent at once, watched through the stand-in's count of waiting requests."""
     from tests.bench.run_bench import FRESH_MINT, MINT_HEADERS
 
-    limits = httpx.Limits(max_connections=count)
+    limits = httpx2.Limits(max_connections=count)
     timeout = 3 * FLOOR_BOUND_SECONDS  # every wait has a bound, well past the row's target
     async with (
-        httpx.AsyncClient(cookies=bench.cookies, limits=limits, timeout=timeout) as client,
-        httpx.AsyncClient(timeout=timeout) as probe,  # its own connection: never queued behind the mints
+        httpx2.AsyncClient(cookies=bench.cookies, limits=limits, timeout=timeout) as client,
+        httpx2.AsyncClient(timeout=timeout) as probe,  # its own connection: never queued behind the mints
     ):
         started = time.monotonic()
 

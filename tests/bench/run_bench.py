@@ -25,7 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 
 from config import serve
 from tests import slow_upstream
@@ -108,9 +108,9 @@ class Server:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
-                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
+                if httpx2.get(f"{self.url}/healthz", timeout=1).status_code == 200:
                     return
-            except httpx.TransportError:
+            except httpx2.TransportError:
                 time.sleep(0.2)
         raise RuntimeError("a benchmark server did not start within 30 s")
 
@@ -146,19 +146,19 @@ def timed(call: Callable[[], object]) -> float:
     return time.perf_counter() - started
 
 
-async def throughput(url: str, make_request: Callable[[httpx.AsyncClient], Any], concurrency: int = 8) -> float:
+async def throughput(url: str, make_request: Callable[[httpx2.AsyncClient], Any], concurrency: int = 8) -> float:
     """Completed 2xx requests per second over SECONDS, `concurrency` at a time."""
     deadline = time.monotonic() + SECONDS
     done = 0
 
-    async def worker(client: httpx.AsyncClient) -> None:
+    async def worker(client: httpx2.AsyncClient) -> None:
         nonlocal done
         while time.monotonic() < deadline:
             response = await make_request(client)
             if response.status_code < 300:
                 done += 1
 
-    async with httpx.AsyncClient(base_url=url, timeout=10) as client:
+    async with httpx2.AsyncClient(base_url=url, timeout=10) as client:
         started = time.monotonic()
         await asyncio.gather(*(worker(client) for _ in range(concurrency)))
         return done / (time.monotonic() - started)
@@ -221,7 +221,7 @@ class Bench:
         self.site.stop()
         self.upstream.stop()
 
-    def post_site(self, client: httpx.Client | httpx.AsyncClient, path: str) -> Any:
+    def post_site(self, client: httpx2.Client | httpx2.AsyncClient, path: str) -> Any:
         return client.post(path, content=FRESH_MINT, headers=MINT_HEADERS)
 
     def fresh_mint_script(self) -> Path:
@@ -237,13 +237,16 @@ class Bench:
 
     # --- rows -----------------------------------------------------------------------------------
 
-    def sdk_versus_raw_httpx(self) -> None:
+    def sdk_versus_raw_httpx2(self) -> None:
         from sportsproxy import SportsClient
 
         headers = {"Authorization": f"Bearer {self.key}", "Content-Type": "application/json"}
         sdk_samples: list[float] = []
         raw_samples: list[float] = []
-        with SportsClient(self.key, base_url=self.upstream.url) as sdk, httpx.Client(base_url=self.upstream.url) as raw:
+        with (
+            SportsClient(self.key, base_url=self.upstream.url) as sdk,
+            httpx2.Client(base_url=self.upstream.url) as raw,
+        ):
             for number in range(SAMPLES):
                 pair = [
                     (sdk_samples, lambda: sdk.tokens.create(ttl=600)),
@@ -258,7 +261,7 @@ class Bench:
                     samples.append(timed(call))
         ratio = median_ms(sdk_samples) / median_ms(raw_samples)
         self.row(
-            "SportsClient.tokens.create vs raw httpx POST, p50",
+            "SportsClient.tokens.create vs raw httpx2 POST, p50",
             f"{median_ms(sdk_samples):.2f} / {median_ms(raw_samples):.2f} ms = {ratio:.3f}",
             "<= 1.10",
             ratio <= 1.10,
@@ -268,8 +271,8 @@ class Bench:
         samples: dict[str, list[float]] = {"mint": [], "upstream": [], "session": []}
         headers = {"Authorization": f"Bearer {self.key}", "Content-Type": "application/json"}
         with (
-            httpx.Client(base_url=self.site.url, cookies=self.cookies) as site,
-            httpx.Client(base_url=self.upstream.url) as up,
+            httpx2.Client(base_url=self.site.url, cookies=self.cookies) as site,
+            httpx2.Client(base_url=self.upstream.url) as up,
         ):
             calls = {
                 "mint": lambda: self.post_site(site, "/api/sports-token").raise_for_status(),
@@ -316,7 +319,7 @@ class Bench:
         )
         self.cpu = {name: statistics.median(values) for name, values in cpu.items()}
 
-    async def _async_post(self, client: httpx.AsyncClient, path: str) -> httpx.Response:
+    async def _async_post(self, client: httpx2.AsyncClient, path: str) -> httpx2.Response:
         return await client.post(path, content=FRESH_MINT, headers=MINT_HEADERS, cookies=self.cookies)
 
     def queries_and_cache_operations(self) -> None:
@@ -364,7 +367,7 @@ class Bench:
         sent: list[str] = []
         original = transport.handle_request
 
-        def counting(request: httpx.Request) -> httpx.Response:
+        def counting(request: httpx2.Request) -> httpx2.Response:
             sent.append(request.url.path)
             return original(request)
 
@@ -408,7 +411,7 @@ class Bench:
         results: dict[str, list[float]] = {"list": [], "healthz": []}
         headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
 
-        def listing(client: httpx.AsyncClient) -> Any:
+        def listing(client: httpx2.AsyncClient) -> Any:
             return client.post("/sdk/v1/rpc", content=body, headers=headers)
 
         for number in range(ROUNDS * 2):
@@ -499,11 +502,14 @@ class Bench:
             )
 
     def asgi_route(self) -> None:
-        """Issue 21: see tests/bench/asgi.py."""
-        asgi.route_versus_gthread(self)
+        """Issues 21 and 28: see tests/bench/asgi.py."""
+        asgi.route_versus_plain_view(self)
 
     def asgi_floor(self) -> None:
         asgi.floor(self)
+
+    def asgi_burst(self) -> None:
+        asgi.burst(self)
 
     def browser_client(self) -> None:
         completed = subprocess.run(  # noqa: S603 - fixed script
@@ -539,7 +545,7 @@ class Bench:
         body = self.envelope("matches.list", {"limit": 5})
 
         async def warm_up() -> None:
-            async with httpx.AsyncClient(base_url=site.url, cookies=self.cookies) as client:
+            async with httpx2.AsyncClient(base_url=site.url, cookies=self.cookies) as client:
                 await self._async_post(client, "/api/sports-token")
 
         asyncio.run(warm_up())
@@ -551,14 +557,14 @@ class Bench:
         async def run() -> None:
             deadline = time.monotonic() + SOAK_SECONDS
 
-            async def minter(client: httpx.AsyncClient) -> None:
+            async def minter(client: httpx2.AsyncClient) -> None:
                 while time.monotonic() < deadline:
                     try:
                         statuses["mint"].append((await self._async_post(client, "/api/sports-token")).status_code)
-                    except httpx.TransportError:  # a keep-alive connection closed under us: count it, go on
+                    except httpx2.TransportError:  # a keep-alive connection closed under us: count it, go on
                         connection_errors.append("mint")
 
-            async def caller(client: httpx.AsyncClient) -> None:
+            async def caller(client: httpx2.AsyncClient) -> None:
                 while time.monotonic() < deadline:
                     try:
                         response = await client.post(
@@ -566,7 +572,7 @@ class Bench:
                             content=body,
                             headers={"Authorization": f"Bearer {rpc_key}", "Content-Type": "application/json"},
                         )
-                    except httpx.TransportError:
+                    except httpx2.TransportError:
                         connection_errors.append("rpc")
                         continue
                     statuses["rpc"].append(response.status_code)
@@ -579,8 +585,8 @@ class Bench:
                 memory_before.update({name: resident_kib(server.process.pid) for name, server in servers})
 
             async with (
-                httpx.AsyncClient(base_url=site.url, timeout=30) as to_site,
-                httpx.AsyncClient(base_url=self.upstream.url, timeout=30) as to_upstream,
+                httpx2.AsyncClient(base_url=site.url, timeout=30) as to_site,
+                httpx2.AsyncClient(base_url=self.upstream.url, timeout=30) as to_upstream,
             ):
                 half = SOAK_CLIENTS // 2
                 await asyncio.gather(
@@ -649,7 +655,7 @@ class Bench:
 def main() -> None:
     bench = Bench()
     measures = [
-        bench.sdk_versus_raw_httpx,
+        bench.sdk_versus_raw_httpx2,
         bench.mint_latency,
         bench.mint_throughput,
         bench.queries_and_cache_operations,
@@ -658,6 +664,7 @@ def main() -> None:
         bench.serving,
         bench.asgi_route,
         bench.asgi_floor,
+        bench.asgi_burst,
         bench.real_time,
         bench.browser_client,
         bench.soak,

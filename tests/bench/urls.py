@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import uuid
 
-import httpx
+import httpx2
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
 from django.views.decorators.csrf import csrf_protect
 from django.views.decorators.http import require_POST
@@ -16,7 +16,7 @@ from django.views.decorators.http import require_POST
 from config.urls import urlpatterns as project_urlpatterns
 from mintroute.views import sports_token
 
-_upstream = httpx.Client(timeout=5)  # one pool, as the SDK keeps one
+_upstream = httpx2.Client(timeout=5)  # one pool, as the SDK keeps one
 
 
 @require_POST
@@ -41,10 +41,22 @@ def raw_mint(request: HttpRequest) -> JsonResponse:
     return JsonResponse(answer["result"])
 
 
+async def empty_async(request: HttpRequest) -> HttpResponse:
+    """Nothing but an answer, as an async view: what Django's ASGI path costs before any view (the floor row)."""
+    return HttpResponse(b"")
+
+
+def empty_sync(request: HttpRequest) -> HttpResponse:
+    """Nothing but an answer, as a plain view: what gunicorn's WSGI path costs before any view (the floor row)."""
+    return HttpResponse(b"")
+
+
 urlpatterns = [
     *project_urlpatterns,
     path("bench/session-only", session_only),
     path("bench/raw-mint", raw_mint),
     # The route's plain (WSGI) view at its own URL, so an ASGI server can be measured running it too.
     path("bench/sync-mint", sports_token),
+    path("bench/empty-async", empty_async),
+    path("bench/empty-sync", empty_sync),
 ]

@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import httpx
+import httpx2
 from django.contrib.auth.models import User
 
 
 def test_log_in_then_mint_with_the_session_cookie_and_csrf_header(live_server: Any, transactional_db: None) -> None:
     User.objects.create_user("demo", password="demo-pass-123")
-    with httpx.Client(base_url=live_server.url, timeout=10) as browser:
+    with httpx2.Client(base_url=live_server.url, timeout=10) as browser:
         login_page = browser.get("/accounts/login/")
         form_token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', login_page.text)
         assert form_token is not None
@@ -44,6 +44,6 @@ def test_log_in_then_mint_with_the_session_cookie_and_csrf_header(live_server: A
         assert second.status_code == 200
         assert second.json()["token"] != minted.json()["token"]
 
-    anonymous = httpx.post(f"{live_server.url}/api/sports-token", json={}, timeout=10)
+    anonymous = httpx2.post(f"{live_server.url}/api/sports-token", json={}, timeout=10)
     assert anonymous.status_code == 401
     assert anonymous.json()["error"] == "not_authenticated"

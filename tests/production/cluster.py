@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-import httpx
+import httpx2
 import psycopg
 import pytest
 import redis
@@ -119,11 +119,11 @@ class Cluster:
         while time.monotonic() < deadline:
             try:
                 sandbox = self.environment["SPORTS_SANDBOX"] == "1"
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200 and (not sandbox or _listening(ws_port)):
+                if httpx2.get(f"{url}/healthz", timeout=1).status_code == 200 and (not sandbox or _listening(ws_port)):
                     self.urls.append(url)
                     self.ws_urls.append(f"ws://127.0.0.1:{ws_port}/sdk/v1/ws")
                     return
-            except httpx.TransportError:
+            except httpx2.TransportError:
                 pass
             time.sleep(0.2)
         raise RuntimeError(f"The node on ports {port} and {ws_port} did not start within 30 s")

@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 
 from tests.mintroute.conftest import logged_in_browser, post_token
@@ -45,8 +45,8 @@ def proxied_node() -> Iterator[tuple[Cluster, TcpProxy]]:
         proxy.stop()
 
 
-def logged_in(url: str) -> httpx.Client:
-    browser = httpx.Client(base_url=url, timeout=ANSWERED_WITHIN_SECONDS)
+def logged_in(url: str) -> httpx2.Client:
+    browser = httpx2.Client(base_url=url, timeout=ANSWERED_WITHIN_SECONDS)
     form = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', browser.get("/accounts/login/").text)
     assert form is not None
     answer = browser.post(
@@ -56,7 +56,7 @@ def logged_in(url: str) -> httpx.Client:
     return browser
 
 
-def mint(browser: httpx.Client) -> httpx.Response:
+def mint(browser: httpx2.Client) -> httpx2.Response:
     return browser.post(
         "/api/sports-token", json={"reason": "unauthorized"}, headers={"X-CSRFToken": browser.cookies["csrftoken"]}
     )
@@ -79,7 +79,7 @@ def test_a_database_outage_is_503_json_rows_then_the_route_recovers(proxied_node
         browser.close()
 
 
-def assert_outage_then_recovery(browser: httpx.Client, proxy: TcpProxy) -> None:
+def assert_outage_then_recovery(browser: httpx2.Client, proxy: TcpProxy) -> None:
     assert mint(browser).status_code == 200
 
     proxy.cut()

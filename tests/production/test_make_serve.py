@@ -16,7 +16,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
+import httpx2
 import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
@@ -224,10 +224,10 @@ def production_node() -> Iterator[Cluster]:
 
 def test_with_a_correct_production_environment_it_serves(production_node: Cluster) -> None:
     assert production_node.environment["DJANGO_DEBUG"] == "0"
-    answer = httpx.get(f"{production_node.urls[0]}/healthz", timeout=10)
+    answer = httpx2.get(f"{production_node.urls[0]}/healthz", timeout=10)
     assert answer.status_code == 200
     assert answer.json() == {"status": "ok"}
-    login = httpx.get(f"{production_node.urls[0]}/accounts/login/", timeout=10)
+    login = httpx2.get(f"{production_node.urls[0]}/accounts/login/", timeout=10)
     assert login.status_code == 200
     assert "demo-pass-123" not in login.text  # production shows no demo hint
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import httpx
+import httpx2
 import pytest
 
 from tests.production.cluster import PROJECT_ROOT, Cluster, free_port, require_engines
@@ -121,8 +121,8 @@ def proxy(node: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[s
 
 def answers_health(url: str) -> bool:
     try:
-        return httpx.get(f"{url}/healthz", timeout=PROBE_TIMEOUT_SECONDS).status_code == 200
-    except httpx.TransportError:
+        return httpx2.get(f"{url}/healthz", timeout=PROBE_TIMEOUT_SECONDS).status_code == 200
+    except httpx2.TransportError:
         return False
 
 

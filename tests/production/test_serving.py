@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
-import httpx
+import httpx2
 import pytest
 
 from tests import slow_upstream
@@ -48,7 +48,7 @@ def slow_site() -> Iterator[Cluster]:
 
 def wait_until_the_service_holds(count: int, service: str) -> None:
     deadline = time.monotonic() + 15
-    while httpx.get(f"{service}/waiting", timeout=5).json()["waiting"] < count:
+    while httpx2.get(f"{service}/waiting", timeout=5).json()["waiting"] < count:
         assert time.monotonic() < deadline, "the mints did not all reach the service within 15 s"
         time.sleep(0.05)
 
@@ -61,13 +61,13 @@ def test_a_slow_service_leaves_health_and_login_answering_and_every_mint_ends_50
 
     # The clients exist before the load starts: building one costs this process tens of milliseconds
     # of CPU, which would show up as the site's latency.
-    limits = httpx.Limits(max_connections=CONCURRENT_MINTS)
-    minting = httpx.Client(base_url=url, cookies=cookies, timeout=TIMEOUT_SECONDS + 10, limits=limits)
-    prober = httpx.Client(base_url=url, timeout=5)
+    limits = httpx2.Limits(max_connections=CONCURRENT_MINTS)
+    minting = httpx2.Client(base_url=url, cookies=cookies, timeout=TIMEOUT_SECONDS + 10, limits=limits)
+    prober = httpx2.Client(base_url=url, timeout=5)
     for _ in range(20):  # warm: the workers have answered before the mints come
         prober.get("/healthz").raise_for_status()
 
-    def mint(_: int) -> httpx.Response:
+    def mint(_: int) -> httpx2.Response:
         return minting.post("/api/sports-token", json={"reason": "unauthorized"}, headers={"X-CSRFToken": csrf})
 
     with ThreadPoolExecutor(CONCURRENT_MINTS) as pool:

@@ -10,7 +10,7 @@ import signal
 import time
 from datetime import UTC, datetime, timedelta
 
-import httpx
+import httpx2
 from websockets.asyncio.client import ClientConnection, connect
 
 from tests.production.cluster import PASSWORD, Cluster
@@ -19,8 +19,8 @@ from tests.support import envelope
 IDLE_SECONDS = 65  # past channels_redis's 5 s blocking read many times over, and past two 25 s pings
 
 
-def logged_in(url: str) -> httpx.Client:
-    browser = httpx.Client(base_url=url, timeout=10)
+def logged_in(url: str) -> httpx2.Client:
+    browser = httpx2.Client(base_url=url, timeout=10)
     page = browser.get("/accounts/login/")
     form_token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
     assert form_token is not None
@@ -31,7 +31,7 @@ def logged_in(url: str) -> httpx.Client:
     return browser
 
 
-def mint(browser: httpx.Client, url: str) -> httpx.Response:
+def mint(browser: httpx2.Client, url: str) -> httpx2.Response:
     return browser.post(
         f"{url}/api/sports-token",
         json={"reason": "unauthorized"},  # always a fresh mint: no reuse hides a call
@@ -56,7 +56,7 @@ def test_the_sandbox_account_quota_is_one_quota_across_both_processes(cluster: C
     if datetime.now(UTC).second > 45:  # the quota counts clock minutes: start in a fresh one
         time.sleep(61 - datetime.now(UTC).second)
     answers = [
-        httpx.post(
+        httpx2.post(
             f"{cluster.urls[turn % 2]}/sdk/v1/rpc",
             json=envelope("auth"),
             headers={"Authorization": f"Bearer {key}"},
@@ -139,12 +139,12 @@ def test_the_database_going_away_is_internal_error_and_the_service_recovers(clus
     url = f"{cluster.urls[0]}/sdk/v1/rpc"
 
     def call(credential: str, method: str = "auth") -> dict[str, object]:
-        answer: dict[str, object] = httpx.post(
+        answer: dict[str, object] = httpx2.post(
             url, json=envelope(method, {}), headers={"Authorization": f"Bearer {credential}"}, timeout=10
         ).json()
         return answer
 
-    token = httpx.post(
+    token = httpx2.post(
         url, json=envelope("tokens.create", {"ttl": 600}), headers={"Authorization": f"Bearer {key}"}, timeout=10
     ).json()["result"]["token"]
     with psycopg.connect(f"{POSTGRES}/test", autocommit=True) as admin:

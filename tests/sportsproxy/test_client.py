@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from sportsproxy import (
+    AsyncSportsClient,
     ForbiddenError,
     InvalidParamsError,
     MatchPage,
@@ -292,3 +293,20 @@ def test_over_real_http_against_a_live_server(live_server: Any, transactional_db
 def test_a_base_url_with_a_path_is_refused_with_a_sentence(api_key: str, url: str) -> None:
     with pytest.raises(ValueError, match="origin"):
         SportsClient(api_key, base_url=url)
+
+
+class HttpxStyleTransport:
+    """What an integrator's transport written for httpx looks like to httpx2: the method, not the base class."""
+
+    def handle_request(self, request: object) -> object:
+        raise AssertionError("never called: the client refuses the transport first")
+
+    async def handle_async_request(self, request: object) -> object:
+        raise AssertionError("never called: the client refuses the transport first")
+
+
+@pytest.mark.parametrize("client_class", [SportsClient, AsyncSportsClient])
+def test_a_transport_that_is_not_httpx2s_is_refused_with_the_fix(client_class: type) -> None:
+    with pytest.raises(TypeError, match=r"import httpx2 in place of httpx") as refused:
+        client_class("sk_test_" + "k" * 43, base_url="https://sports.example", transport=HttpxStyleTransport())
+    assert "HttpxStyleTransport" in str(refused.value)

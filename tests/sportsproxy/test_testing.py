@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 
 from sportsproxy.testing import SandboxError, SportsSandbox, start_sandbox
@@ -25,7 +25,7 @@ def account() -> str:
 
 
 def rpc(sandbox: SportsSandbox, method: str, credential: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-    answer: dict[str, Any] = httpx.post(
+    answer: dict[str, Any] = httpx2.post(
         f"{sandbox.base_url}/sdk/v1/rpc",
         json={"jsonrpc": "2.0", "id": "1", "method": method, "params": params or {}},
         headers={"Authorization": f"Bearer {credential}"},
@@ -107,7 +107,7 @@ def test_control_requests_are_authenticated_and_validated(
 ) -> None:
     control = sports_sandbox._control  # carries the session's control secret
     sent = control.headers if headers is None else headers
-    response = httpx.post(f"{sports_sandbox.base_url}/control/v1/keys", json=body, headers=sent, timeout=10)
+    response = httpx2.post(f"{sports_sandbox.base_url}/control/v1/keys", json=body, headers=sent, timeout=10)
     assert (response.status_code, response.json()["error"]) == (status, error)
     assert response.json()["message"]
 

@@ -24,10 +24,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import httpx
+import httpx2
+
+from tests.lock import pins
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-REQUIREMENTS = PROJECT_ROOT / "requirements.txt"  # pins the versions the base dependencies install at (but Django)
+LOCKED = PROJECT_ROOT / "requirements-dev.txt"  # the lock's pins (but Django's) are what the venvs install at
 INSTALL_TIMEOUT = 600  # seconds for a pip install from the package index on a fresh machine
 COMMAND_TIMEOUT = 120
 PASSWORD = "foreign-pass-123"
@@ -41,13 +43,9 @@ def base_dependencies() -> list[str]:
 
 
 def dev_pins(*names: str) -> list[str]:
-    """`name==version` for each of `names`, as requirements-dev.txt pins it (it pins the test tools)."""
-    pins = {}
-    for line in (PROJECT_ROOT / "requirements-dev.txt").read_text().splitlines():
-        requirement = line.split("#", 1)[0].strip()
-        if "==" in requirement:
-            pins[requirement.split("==")[0].split("[")[0].lower()] = requirement
-    return [pins[name] for name in names]
+    """`name==version` for each of `names`, as the lock pins it (requirements-dev.txt pins the test tools)."""
+    locked = pins(LOCKED)
+    return [pin for name in names for pin in locked[name]]
 
 
 def scrubbed_environment(**extra: str) -> dict[str, str]:
@@ -108,10 +106,10 @@ def running_django() -> str:
 
 
 def constraints_for_running_django(directory: Path) -> Path:
-    """requirements.txt's pins, with Django pinned at the release these tests run under instead."""
-    lines = [
-        line for line in REQUIREMENTS.read_text().splitlines() if not re.match(r"django==", line, flags=re.IGNORECASE)
-    ]
+    """The lock's pins without their hashes, with Django pinned at the release these tests run under instead.
+
+    Hash-free: a hash in pip's constraints would turn on hash checking for the wheel built here too."""
+    lines = [pin for name, locked in pins(LOCKED).items() if name != "django" for pin in locked]
     constraints = directory / "constraints.txt"
     constraints.write_text("\n".join([*lines, f"Django=={running_django()}", ""]))
     return constraints
@@ -119,7 +117,7 @@ def constraints_for_running_django(directory: Path) -> Path:
 
 def make_venv(path: Path, *requirements: str) -> Path:
     """A new virtual environment of this interpreter's Python with `requirements` installed at the
-    versions requirements.txt pins, and at the Django these tests run under."""
+    versions the lock pins, and at the Django these tests run under."""
     return install(new_venv(path), "-c", str(constraints_for_running_django(path.parent)), *requirements)
 
 
@@ -329,9 +327,9 @@ def _wait_until_listening(port: int, server: subprocess.Popen[bytes], log_path: 
 
 
 @contextmanager
-def log_in(site_url: str, username: str = "site-user", login_path: str = "/accounts/login/") -> Iterator[httpx.Client]:
+def log_in(site_url: str, username: str = "site-user", login_path: str = "/accounts/login/") -> Iterator[httpx2.Client]:
     """A browser logged in through the site's own login page, holding its session and CSRF cookies."""
-    with httpx.Client(base_url=site_url, timeout=30) as browser:
+    with httpx2.Client(base_url=site_url, timeout=30) as browser:
         login_page = browser.get(login_path)
         form_token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', login_page.text)
         assert form_token is not None, login_page.text

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-import httpx
+import httpx2
 
 from tests.standalone.conftest import Sandbox
 from tests.standalone.foreign_site import ForeignSite, log_in
 
 
-def answers_every_row(site_url: str, sandbox: Sandbox, login_path: str = "/accounts/login/") -> list[httpx.Response]:
+def answers_every_row(site_url: str, sandbox: Sandbox, login_path: str = "/accounts/login/") -> list[httpx2.Response]:
     """Walk the rows a site can show without faking its upstream; returns every response seen.
 
     The default rate (10/m per user and IP) counts from the first request past CSRF.
     """
-    seen: list[httpx.Response] = []
+    seen: list[httpx2.Response] = []
 
-    def expect(response: httpx.Response, status: int, error: str | None = None) -> httpx.Response:
+    def expect(response: httpx2.Response, status: int, error: str | None = None) -> httpx2.Response:
         seen.append(response)
         assert response.status_code == status, response.text
         assert response.headers["content-type"] == "application/json"
@@ -23,7 +23,7 @@ def answers_every_row(site_url: str, sandbox: Sandbox, login_path: str = "/accou
             assert response.json()["error"] == error
         return response
 
-    anonymous = httpx.post(f"{site_url}/api/sports-token", json={}, timeout=30)
+    anonymous = httpx2.post(f"{site_url}/api/sports-token", json={}, timeout=30)
     expect(anonymous, 401, "not_authenticated")
     assert "location" not in anonymous.headers
 
@@ -43,7 +43,7 @@ def answers_every_row(site_url: str, sandbox: Sandbox, login_path: str = "/accou
         reused = expect(browser.post("/api/sports-token", json={"reason": "refresh"}, headers=csrf), 200).json()
         assert reused == minted  # more than half its life left: no upstream call
 
-        listing = httpx.post(
+        listing = httpx2.post(
             f"{sandbox.url}/sdk/v1/rpc",
             json={"jsonrpc": "2.0", "id": "1", "method": "matches.list", "params": {"limit": 3}},
             headers={"Authorization": f"Bearer {minted['token']}"},
@@ -62,7 +62,7 @@ def answers_every_row(site_url: str, sandbox: Sandbox, login_path: str = "/accou
     return seen
 
 
-def assert_nothing_leaked(seen: list[httpx.Response], site: ForeignSite, api_key: str) -> None:
+def assert_nothing_leaked(seen: list[httpx2.Response], site: ForeignSite, api_key: str) -> None:
     """No answer, header, command output or server log line carries the key or a traceback."""
     everything = "".join(response.text + str(response.headers) for response in seen) + "".join(site.log)
     assert api_key not in everything

@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-import httpx
+import httpx2
 import pytest
 
 from tests.standalone.conftest import Sandbox
@@ -44,7 +44,7 @@ def drf_token(site: ForeignSite, _: str) -> str:
 
 def jwt_access_token(_: ForeignSite, site_url: str) -> str:
     """An access token from the site's simplejwt login endpoint, as the app signs in."""
-    login = httpx.post(f"{site_url}/api/auth/token/", json={"username": "site-user", "password": PASSWORD}, timeout=30)
+    login = httpx2.post(f"{site_url}/api/auth/token/", json={"username": "site-user", "password": PASSWORD}, timeout=30)
     assert login.status_code == 200, login.text
     access: str = login.json()["access"]
     return access
@@ -57,10 +57,10 @@ MOBILE_BACKENDS: dict[str, tuple[str, str, str, Callable[[ForeignSite, str], str
 }
 
 
-def app_call(site_url: str, authorization: str | None) -> httpx.Response:
+def app_call(site_url: str, authorization: str | None) -> httpx2.Response:
     """One call of an app: a fresh connection, no cookies, no CSRF token, an empty JSON body."""
     headers = {} if authorization is None else {"Authorization": authorization}
-    return httpx.post(f"{site_url}{ROUTE}", json={}, headers=headers, timeout=30)
+    return httpx2.post(f"{site_url}{ROUTE}", json={}, headers=headers, timeout=30)
 
 
 @pytest.mark.parametrize("server_name", ["runserver", "uvicorn"])
@@ -74,7 +74,7 @@ def test_a_mobile_backend_mints_for_its_apps_header_alone_and_keeps_the_limits(
     ).write()
     site.prepare()
     assert "System check identified no issues" in site.manage("check")
-    seen: list[httpx.Response] = []
+    seen: list[httpx2.Response] = []
 
     with site.serving(server_name) as site_url:
         authorization = f"{keyword} {credential_of(site, site_url)}"
@@ -89,7 +89,7 @@ def test_a_mobile_backend_mints_for_its_apps_header_alone_and_keeps_the_limits(
         seen.append(first)
         assert first.status_code == 200, first.text
         assert set(first.json()) == {"token", "expiresAt"}
-        listing = httpx.post(
+        listing = httpx2.post(
             f"{sandbox.url}/sdk/v1/rpc",
             json={"jsonrpc": "2.0", "id": "1", "method": "matches.list", "params": {"limit": 1}},
             headers={"Authorization": f"Bearer {first.json()['token']}"},
@@ -97,7 +97,7 @@ def test_a_mobile_backend_mints_for_its_apps_header_alone_and_keeps_the_limits(
         ).json()
         assert len(listing["result"]["data"]) == 1, listing
 
-        with httpx.Client(base_url=site_url, headers={"Authorization": authorization}, timeout=30) as app_with_jar:
+        with httpx2.Client(base_url=site_url, headers={"Authorization": authorization}, timeout=30) as app_with_jar:
             kept = [app_with_jar.post(ROUTE, json={}) for _ in range(2)]  # 2 and 3 of the limit
         seen.extend(kept)
         assert [response.status_code for response in kept] == [200, 200]

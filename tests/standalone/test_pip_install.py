@@ -30,6 +30,11 @@ def test_installing_the_checkout_beside_the_sites_django_keeps_it_and_mints(
     python_version, django_version, _ = versions.split()
     assert python_version == f"{sys.version_info[0]}.{sys.version_info[1]}"
     assert django_version.startswith(f"{series}."), versions
+    installed = site.python_says(
+        "import importlib.metadata as m; print(' '.join(sorted(d.metadata['Name'].lower() for d in m.distributions())))"
+    ).split()
+    assert "httpx2" in installed, installed  # the maintained continuation of httpx, and not httpx itself
+    assert {"httpx", "httpcore"}.isdisjoint(installed), installed
     site.prepare()
     assert "System check identified no issues" in site.manage("check")
     with site.serving() as site_url:

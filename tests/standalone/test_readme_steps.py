@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.lock import pins
 from tests.standalone.conftest import Sandbox
-from tests.standalone.foreign_site import PROJECT_ROOT, REQUIREMENTS, install, run, run_status
+from tests.standalone.foreign_site import LOCKED, PROJECT_ROOT, install, run, run_status
 from tests.standalone.test_readme_wiring import readme_snippets
 
 PYTHON = "3.13"
@@ -42,7 +43,7 @@ def interpreter(version: str) -> Path | None:
 @pytest.fixture(scope="module")
 def python_313(checkout: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A new virtual environment on Python 3.13 with Django 6.1 and this project, installed from a
-    checkout as the README's first step does (the base dependencies at requirements.txt's pins)."""
+    checkout as the README's first step does (the base dependencies at the lock's pins, without hashes)."""
     base = interpreter(PYTHON)
     if base is None:
         message = f"Python {PYTHON} not found: install it (pyenv install {PYTHON}) to run the README's steps on it."
@@ -51,8 +52,8 @@ def python_313(checkout: Path, tmp_path_factory: pytest.TempPathFactory) -> Path
         pytest.skip(message)
     folder = tmp_path_factory.mktemp("readme-steps")
     constraints = folder / "constraints.txt"
-    pins = [line for line in REQUIREMENTS.read_text().splitlines() if not re.match(r"django==", line, re.IGNORECASE)]
-    constraints.write_text("\n".join([*pins, ""]))
+    locked = [pin for name, lines in pins(LOCKED).items() if name != "django" for pin in lines]
+    constraints.write_text("\n".join([*locked, ""]))
     run([str(base), "-m", "venv", str(folder / "venv")], cwd=folder)
     python = folder / "venv" / "bin" / "python"
     return install(python, "-c", str(constraints), str(checkout), f"Django=={DJANGO_SERIES}.*")

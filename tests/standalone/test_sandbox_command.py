@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
@@ -40,7 +40,7 @@ class Served:
     stderr_path: Path
 
     def rpc(self, method: str, credential: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        answer: dict[str, Any] = httpx.post(
+        answer: dict[str, Any] = httpx2.post(
             f"{self.ready['baseUrl']}/sdk/v1/rpc",
             json={"jsonrpc": "2.0", "id": "1", "method": method, "params": params or {}},
             headers={"Authorization": f"Bearer {credential}"},
@@ -185,12 +185,12 @@ def test_a_stop_signal_ends_it_with_exit_0_while_a_subscriber_is_connected(
 def test_control_endpoints_exist_only_with_a_control_secret(sandbox_python: Path, tmp_path: Path) -> None:
     request = {"account": "acme", "tier": "starter"}
     with serving(sandbox_python, tmp_path) as served:
-        assert httpx.post(f"{served.ready['baseUrl']}/control/v1/keys", json=request).status_code == 404
+        assert httpx2.post(f"{served.ready['baseUrl']}/control/v1/keys", json=request).status_code == 404
         assert served.stop() == 0
     with serving(sandbox_python, tmp_path, SPORTS_SANDBOX_CONTROL_SECRET="control-secret-of-this-test") as served:
         keys = f"{served.ready['baseUrl']}/control/v1/keys"
-        assert httpx.post(keys, json=request).status_code == 401
-        created = httpx.post(keys, json=request, headers={"Authorization": "Bearer control-secret-of-this-test"})
+        assert httpx2.post(keys, json=request).status_code == 401
+        created = httpx2.post(keys, json=request, headers={"Authorization": "Bearer control-secret-of-this-test"})
         assert created.status_code == 201, created.text
         assert served.rpc("auth", created.json()["secret"])["result"]["tier"] == "starter"
         assert served.stop() == 0
@@ -290,7 +290,7 @@ def test_a_data_folder_it_creates_is_0700_and_its_files_0600(sandbox_python: Pat
     control_secret = {"SPORTS_SANDBOX_CONTROL_SECRET": CONTROL_SECRET}
     with restored_umask(usual), serving(sandbox_python, tmp_path, "--data", str(data), **control_secret) as served:
         control = {"Authorization": f"Bearer {CONTROL_SECRET}"}
-        created = httpx.post(f"{served.ready['baseUrl']}/control/v1/keys", json={"account": "acme"}, headers=control)
+        created = httpx2.post(f"{served.ready['baseUrl']}/control/v1/keys", json={"account": "acme"}, headers=control)
         assert created.status_code == 201, created.text
         assert "result" in served.rpc("tokens.create", created.json()["secret"], {"ttl": 60})
         assert served.stop() == 0

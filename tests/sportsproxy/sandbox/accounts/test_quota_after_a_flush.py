@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 import redis
 
@@ -68,7 +68,7 @@ def server(environment: dict[str, str]) -> Iterator[str]:
     process = subprocess.Popen(command, cwd=PROJECT_ROOT, env=environment)  # noqa: S603 - fixed command
     url = f"http://127.0.0.1:{port}"
     try:
-        _wait_for(lambda: httpx.get(f"{url}/healthz", timeout=1).raise_for_status(), "the server")
+        _wait_for(lambda: httpx2.get(f"{url}/healthz", timeout=1).raise_for_status(), "the server")
         yield url
     finally:
         process.terminate()
@@ -101,7 +101,7 @@ def test_an_accounts_own_quota_holds_for_its_tokens_after_a_flushall(
 
 
 def _rpc(url: str, method: str, credential: str, params: dict[str, Any]) -> dict[str, Any]:
-    answer: dict[str, Any] = httpx.post(
+    answer: dict[str, Any] = httpx2.post(
         f"{url}/sdk/v1/rpc",
         json={"jsonrpc": "2.0", "id": "1", "method": method, "params": params},
         headers={"Authorization": f"Bearer {credential}"},
@@ -137,7 +137,7 @@ def _wait_for(ready: Any, what: str) -> None:
         try:
             ready()
             return
-        except (redis.ConnectionError, httpx.HTTPError):
+        except (redis.ConnectionError, httpx2.HTTPError):
             if time.monotonic() > deadline:
                 raise AssertionError(f"{what} did not start within {START_SECONDS} s") from None
             time.sleep(0.1)

@@ -8,7 +8,7 @@ from socket import SO_RCVBUF, SOL_SOCKET
 from socket import socket as tcp_socket
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 from asgiref.sync import sync_to_async
 from websockets.asyncio.client import ClientConnection, connect
@@ -49,7 +49,7 @@ async def call(socket: ClientConnection, method: str, params: Any = None) -> dic
 
 
 async def mint_over_http(server: str, key: str, ttl: int) -> str:
-    async with httpx.AsyncClient() as http:
+    async with httpx2.AsyncClient() as http:
         response = await http.post(
             f"http://{server}/sdk/v1/rpc",
             json=envelope("tokens.create", {"ttl": ttl}),

@@ -1,10 +1,10 @@
-"""The sandbox over real HTTP: a live server on a real socket, called with httpx."""
+"""The sandbox over real HTTP: a live server on a real socket, called with httpx2."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import httpx
+import httpx2
 import jwt
 from django.conf import settings
 
@@ -13,7 +13,7 @@ from tests.support import envelope
 
 
 def call(url: str, method: str, params: dict[str, Any], credential: str, **headers: str) -> dict[str, Any]:
-    response = httpx.post(
+    response = httpx2.post(
         f"{url}/sdk/v1/rpc",
         json=envelope(method, params),
         headers={"Authorization": f"Bearer {credential}", **headers},
@@ -41,13 +41,13 @@ def test_mint_then_use_the_token_over_real_http(live_server: Any, transactional_
 
 
 def test_errors_over_real_http_keep_status_200(live_server: Any, transactional_db: None) -> None:
-    response = httpx.post(f"{live_server.url}/sdk/v1/rpc", content=b"{not json", timeout=5)
+    response = httpx2.post(f"{live_server.url}/sdk/v1/rpc", content=b"{not json", timeout=5)
     assert response.status_code == 200
     assert response.json() == {
         "jsonrpc": "2.0",
         "id": None,
         "error": {"code": "parse_error", "message": "Request body is not valid JSON."},
     }
-    huge = httpx.post(f"{live_server.url}/sdk/v1/rpc", content=b"{" + b" " * 200_000 + b"}", timeout=5)
+    huge = httpx2.post(f"{live_server.url}/sdk/v1/rpc", content=b"{" + b" " * 200_000 + b"}", timeout=5)
     assert huge.status_code == 200
     assert huge.json()["error"]["code"] == "invalid_request"
