@@ -4,7 +4,8 @@ can be switched, while the site runs, to fail in each way the route answers.
 Modes: "ok" (a token), "down" (nothing listens: connections are refused), "hanging" (reads the
 request, never answers), "rate_limited", "unauthorized" (the service's error envelopes), "garbage"
 (an HTML page). `lifetime` sets how long the tokens it mints live (default: the requested ttl), so
-a test can hand the site a token with little life left without waiting for it to age.
+a test can hand the site a token with little life left without waiting for it to age; `now` is its
+clock (the bench gives it the simulated one it gives the site).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import socket
 import threading
 import time
 from datetime import UTC, datetime, timedelta
+from collections.abc import Callable
 from typing import Any
 
 from tests.upstreams import _read_request, http_response
@@ -23,7 +25,8 @@ MODES = ("ok", "down", "hanging", "rate_limited", "unauthorized", "garbage")
 
 
 class CountingService:
-    def __init__(self, *, delay: float = 0.0) -> None:
+    def __init__(self, *, delay: float = 0.0, now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+        self.now = now
         self.delay = delay  # seconds before each answer, so concurrent callers overlap a mint
         self.lifetime: float | None = None
         self.mints = 0  # tokens handed out
@@ -111,6 +114,6 @@ class CountingService:
             self.mints += 1
             serial = self.mints
         ttl = (request.get("params") or {}).get("ttl", 600)
-        expires_at = datetime.now(UTC) + timedelta(seconds=self.lifetime if self.lifetime is not None else ttl)
+        expires_at = self.now() + timedelta(seconds=self.lifetime if self.lifetime is not None else ttl)
         result = {"token": f"standin.{serial}.signature", "expiresAt": expires_at.isoformat(timespec="seconds")}
         return http_response(json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}).encode())
