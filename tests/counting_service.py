@@ -15,8 +15,8 @@ import json
 import socket
 import threading
 import time
-from datetime import UTC, datetime, timedelta
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from tests.upstreams import _read_request, http_response
