@@ -1,7 +1,8 @@
 """The route's rules before any upstream call, written once for both entries of the view.
 
-In order: the method, authentication (the SPORTS_TOKEN_AUTHENTICATION classes; CSRF when the
-session authenticates), the permission hook, the rate limit, the body; then the token this login
+In order: the method, authentication (the SPORTS_TOKEN_AUTHENTICATION classes, then CSRF unless
+the caller authenticated from an Authorization header a browser does not send by itself), the
+permission hook, the rate limit, the body; then the token this login
 may reuse. They read sessions, the cache and the site's hook, all synchronous: the WSGI entry
 calls `admit` directly, the ASGI entry in one hop to Django's sync thread.
 """
@@ -15,14 +16,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from asgiref.sync import async_to_sync
+from django.conf import settings
+from django.contrib.sessions.backends.cache import SessionStore as CacheSessionStore
+from django.core.cache import caches
 from django.core.exceptions import ImproperlyConfigured, RequestDataTooBig
 from django.http import HttpRequest
-from rest_framework import exceptions
+from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
 from mintroute import conf
 from mintroute.body import MAX_BODY_BYTES, TokenRequestParser, reason_of
-from mintroute.errors import RouteError
+from mintroute.errors import RouteError, authentication_unavailable
 from mintroute.minting import misconfigured
 from mintroute.ratelimits import enforce_rate_limit
 from mintroute.reuse import login_of, reusable_token
@@ -47,7 +51,7 @@ def admit(request: HttpRequest) -> Admission:
     if request.method != "POST":
         raise RouteError(405, "method_not_allowed", "Use POST to get a token.", {"Allow": "POST"})
     try:
-        authenticators = [authentication() for authentication in conf.authentication_classes()]
+        authenticators = [authentication() for authentication in conf.authentication_apps()]
         api_request = Request(request, parsers=[TokenRequestParser()], authenticators=authenticators)
         credential = _authenticate(api_request, authenticators[0])
         _allow(request)
@@ -65,33 +69,90 @@ def admit(request: HttpRequest) -> Admission:
 
 
 def _authenticate(api_request: Request, first: Any) -> object:
-    """Run the authentication classes (DRF's rules); returns `request.auth`, None for the session."""
+    """Run the authentication classes (DRF's rules), then the CSRF rule; returns `request.auth`
+    (None when the session authenticated).
+
+    A class may refuse with DRF's AuthenticationFailed or NotAuthenticated (401). Anything else it
+    raises, a database or session store it reads being unreachable included, is 503
+    `authentication_unavailable`, logged with its traceback: never a 500.
+    """
     try:
+        _probe_session_store(api_request)
         user: Any = api_request.user
+        from_an_app = _sent_by_an_app(api_request)
+        if user and user.is_authenticated and not from_an_app:
+            _enforce_csrf(api_request)
     except (exceptions.ParseError, exceptions.UnsupportedMediaType, RequestDataTooBig) as error:
-        raise _bad_body(error) from None  # the CSRF check reads the body (request.POST) of a session call
+        raise _bad_body(error) from None  # the CSRF check reads the body (request.POST) of a form post
     except exceptions.PermissionDenied:  # the only refusal authentication raises besides 401: CSRF
         raise RouteError(
             403,
             "csrf_failed",
             "CSRF token missing or wrong: send the page's CSRF token in the X-CSRFToken header.",
         ) from None
-    except exceptions.APIException:
+    except (exceptions.AuthenticationFailed, exceptions.NotAuthenticated):
         raise _not_authenticated(api_request, first) from None
+    except Exception:
+        logger.exception("An authentication class of SPORTS_TOKEN_AUTHENTICATION failed; answering 503")
+        raise authentication_unavailable() from None
     if not user or not user.is_authenticated:
         raise _not_authenticated(api_request, first)
     return api_request.auth
 
 
+def _probe_session_store(api_request: Request) -> None:
+    """Raise when the cache that holds sessions cannot be read. Django's cache session backend takes
+    an unreachable cache for "no session" (the caller would look logged out, and the answer would
+    delete their session cookie); the route answers 503 instead and keeps the cookie."""
+    session = getattr(api_request, "session", None)  # DRF passes it through from the Django request
+    if not isinstance(session, CacheSessionStore) or not session.session_key:
+        return
+    if any(isinstance(each, authentication.SessionAuthentication) for each in api_request.authenticators or ()):
+        caches[settings.SESSION_CACHE_ALIAS].get(session.cache_key)
+
+
+# Authorization schemes a browser sends by itself (cached, or negotiated with the OS): credentials
+# in them ride along with a forged cross-site form exactly as a session cookie does.
+BROWSER_SCHEMES = frozenset({"basic", "digest", "negotiate"})
+# Classes that read what a browser or the web server supplies, whatever the Authorization header says.
+AMBIENT_CLASSES = (authentication.SessionAuthentication, authentication.RemoteUserAuthentication)
+
+
+def _sent_by_an_app(api_request: Request) -> bool:
+    """True when the class that authenticated read an Authorization header whose scheme a browser
+    never sends by itself (DRF's `Token`, simplejwt's `Bearer`): only such a request skips CSRF."""
+    authenticator = api_request.successful_authenticator
+    if authenticator is None or isinstance(authenticator, AMBIENT_CLASSES):
+        return False
+    scheme = _scheme(api_request.META.get("HTTP_AUTHORIZATION", ""))
+    if not scheme or scheme in BROWSER_SCHEMES:
+        return False
+    challenge = _scheme(getattr(authenticator, "authenticate_header", lambda request: "")(api_request) or "")
+    return not challenge or challenge == scheme  # the class that announces a scheme read that header
+
+
+def _scheme(header: str) -> str:
+    return header.strip().partition(" ")[0].lower()
+
+
+def _enforce_csrf(api_request: Request) -> None:
+    """Django's CSRF check as DRF's session authentication runs it (PermissionDenied when it fails)."""
+    authentication.SessionAuthentication().enforce_csrf(api_request)
+
+
 def _not_authenticated(api_request: Request, first: Any) -> RouteError:
-    """401 with the challenge of the first listed class (DRF's rule), never a redirect."""
-    challenge = first.authenticate_header(api_request)
-    return RouteError(
-        401,
-        "not_authenticated",
-        "Log in first: this route mints tokens for authenticated users only.",
-        {"WWW-Authenticate": challenge} if challenge else None,
-    )
+    """401 with the challenge of the first listed class (DRF's rule), never a redirect. A site whose
+    first class is not the session's serves apps: the message never tells them to log in."""
+    try:
+        challenge = first.authenticate_header(api_request)
+    except Exception:
+        logger.exception("The first class of SPORTS_TOKEN_AUTHENTICATION could not give its challenge")
+        challenge = None
+    if isinstance(first, authentication.SessionAuthentication):
+        message = "Log in first: this route mints tokens for authenticated users only."
+    else:
+        message = "The credential was missing or not accepted: this route mints tokens for authenticated callers only."
+    return RouteError(401, "not_authenticated", message, {"WWW-Authenticate": challenge} if challenge else None)
 
 
 def _allow(request: HttpRequest) -> None:

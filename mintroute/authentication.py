@@ -3,7 +3,8 @@
 SPORTS_TOKEN_AUTHENTICATION lists DRF authentication classes by dotted path; this one is the
 default, `"mintroute.authentication.SessionAuthentication"`. A mobile backend lists
 `"rest_framework.authentication.TokenAuthentication"` (or simplejwt's `JWTAuthentication`) alone or
-beside it; a request authenticated by a class that does not read the session needs no CSRF token.
+beside it. Only a request authenticated from such an app's `Authorization` header (a scheme other
+than Basic, Digest or Negotiate) skips the CSRF check (mintroute.admission).
 """
 
 from __future__ import annotations

@@ -8,11 +8,15 @@ docs/settings.md is the reference for every setting of the project.
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
 
+from django.apps import apps
 from django.conf import settings
+from django.db import models
 from django.http import HttpRequest
 from django.utils.module_loading import import_string
 from django_ratelimit.core import rate_re
@@ -65,6 +69,8 @@ SHARING = Problem(
     'SPORTS_TOKEN_SHARING must be "login" or "site".',
     '"login" (the default) gives each login its own token; "site" gives every caller the site\'s one token.',
 )
+
+AUTHENTICATION_APPS_ID = "mintroute.E010"
 
 
 def token_ttl() -> int:
@@ -128,6 +134,66 @@ def _import_classes(paths: tuple[str, ...]) -> tuple[type[Any], ...]:
     return classes
 
 
+def authentication_apps() -> tuple[type[Any], ...]:
+    """SPORTS_TOKEN_AUTHENTICATION's classes, once every model they read belongs to an installed app.
+
+    DRF's TokenAuthentication reads `rest_framework.authtoken`'s Token: without that app in
+    INSTALLED_APPS the model is abstract and every call would fail (`'Token' has no attribute
+    'objects'`). The models a class reads are its `model` attribute, what its `get_model()` returns
+    and the models its modules import.
+    """
+    classes = authentication_classes()
+    for cls in classes:
+        for model in _models_read_by(cls):
+            app = _missing_app(model)
+            if app is not None:
+                raise SettingsError(_missing_app_problem(cls, model, app))
+    return classes
+
+
+def _missing_app_problem(cls: type[Any], model: type[models.Model], app: str) -> Problem:
+    return Problem(
+        AUTHENTICATION_APPS_ID,
+        "SPORTS_TOKEN_AUTHENTICATION",
+        f"SPORTS_TOKEN_AUTHENTICATION lists {cls.__module__}.{cls.__qualname__}, which reads the model "
+        f"{model.__module__}.{model.__qualname__}, but its app {app!r} is not in INSTALLED_APPS.",
+        f'Add "{app}" to INSTALLED_APPS and run manage.py migrate, or remove the class from the setting.',
+    )
+
+
+def _models_read_by(cls: type[Any]) -> tuple[type[models.Model], ...]:
+    if cls not in _MODELS_READ:
+        _MODELS_READ[cls] = _find_models_read_by(cls)
+    return _MODELS_READ[cls]
+
+
+_MODELS_READ: dict[type[Any], tuple[type[models.Model], ...]] = {}
+
+
+def _find_models_read_by(cls: type[Any]) -> tuple[type[models.Model], ...]:
+    found: list[object] = [getattr(cls, "model", None)]
+    get_model = getattr(cls, "get_model", None)
+    if callable(get_model):
+        with contextlib.suppress(Exception):  # a class that cannot say its model is judged by its modules
+            found.append(get_model(cls()))
+    for klass in cls.__mro__:
+        module = inspect.getmodule(klass)
+        found.extend(vars(module).values() if module is not None else ())
+    unique = dict.fromkeys(obj for obj in found if isinstance(obj, type) and issubclass(obj, models.Model))
+    return tuple(unique)
+
+
+def _missing_app(model: type[models.Model]) -> str | None:
+    """The app `model` belongs to when that app is not installed; None when it is."""
+    if not model._meta.abstract:
+        return None if model._meta.app_label in apps.app_configs else model._meta.app_label
+    module = model.__module__
+    if module.endswith(".models") or ".models." in module:  # an app's models module: the app is the package
+        package = module[: module.rindex(".models")]
+        return None if apps.is_installed(package) else package
+    return None  # an abstract base class by design (e.g. AbstractUser), read through subclasses
+
+
 def token_sharing() -> str:
     """SPORTS_TOKEN_SHARING: "login" (a token per login) or "site" (one token for every caller)."""
     mode = getattr(settings, "SPORTS_TOKEN_SHARING", SHARING_MODES[0])
@@ -136,7 +202,7 @@ def token_sharing() -> str:
     return str(mode)
 
 
-READERS = (token_ttl, token_rate, permission, trusted_proxy_count, authentication_classes, token_sharing)
+READERS = (token_ttl, token_rate, permission, trusted_proxy_count, authentication_apps, token_sharing)
 
 
 def problems() -> list[Problem]:

@@ -1,9 +1,17 @@
 """The mint route's refusals: one exception carrying status, code, message and headers, answered
-as `{"error": code, "message": message}`."""
+as `{"error": code, "message": message}`.
+
+In production (DEBUG off) an answer never describes the site's configuration: no setting's name,
+check id, dotted path or hint. `for_caller` picks the sentence a caller may read; the detail goes
+to the log.
+"""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import JsonResponse
+
+AUTHENTICATION_RETRY_AFTER = 5  # seconds: a database or session store outage is usually short
 
 
 class RouteError(Exception):
@@ -20,3 +28,20 @@ class RouteError(Exception):
         return JsonResponse(
             {"error": self.error_code, "message": self.message}, status=self.status_code, headers=self.headers
         )
+
+
+def for_caller(detail: str, generic: str) -> str:
+    """`detail` (which may name settings) while DEBUG is on, to help the developer; `generic` in production."""
+    return detail if settings.DEBUG else generic
+
+
+def authentication_unavailable(detail: str | None = None) -> RouteError:
+    """503 `authentication_unavailable`: who is calling cannot be known right now (a class failed, or
+    the database or session store it reads is unreachable). Retry later; never stored by a cache."""
+    generic = "Authentication is unavailable right now, so no token can be given. Retry shortly."
+    return RouteError(
+        503,
+        "authentication_unavailable",
+        for_caller(detail, generic) if detail else generic,
+        {"Retry-After": str(AUTHENTICATION_RETRY_AFTER)},
+    )

@@ -13,7 +13,8 @@ import math
 from django.core.exceptions import ImproperlyConfigured
 from django.views.decorators.debug import sensitive_variables
 
-from mintroute.errors import RouteError
+from mintroute.conf import AUTHENTICATION_APPS_ID
+from mintroute.errors import RouteError, authentication_unavailable, for_caller
 from sportsproxy.django.problems import SettingsError
 from sportsproxy.django.shared import (
     get_async_client,
@@ -81,10 +82,16 @@ def _log_rotation() -> None:
 
 
 def misconfigured(error: ImproperlyConfigured) -> RouteError:
-    """A site whose settings cannot mint: a clear 502 (never a 500), logged; `manage.py check` says the same."""
-    logger.error("Cannot mint: %s", error)
-    key_problem = isinstance(error, SettingsError) and error.problem.setting.startswith("SPORTS_API_KEY")
-    return RouteError(502, "upstream_unauthorized" if key_problem else "upstream_error", str(error))
+    """A site whose settings cannot mint: a clear answer (never a 500), logged with the check's id;
+    `manage.py check` says the same. Only with DEBUG on does the answer name the setting."""
+    problem = error.problem if isinstance(error, SettingsError) else None
+    logger.error("Cannot mint (%s): %s", problem.id if problem else "ImproperlyConfigured", error)
+    if problem is not None and problem.id == AUTHENTICATION_APPS_ID:
+        return authentication_unavailable(str(error))
+    if problem is not None and problem.setting.startswith("SPORTS_API_KEY"):
+        generic = "This site's credentials for the sports service are not usable."
+        return RouteError(502, "upstream_unauthorized", for_caller(str(error), generic))
+    return RouteError(502, "upstream_error", for_caller(str(error), "This site is not set up to get sports tokens."))
 
 
 def upstream_failure(error: SportsError) -> RouteError:
@@ -95,8 +102,11 @@ def upstream_failure(error: SportsError) -> RouteError:
         return RouteError(
             502,
             "upstream_unauthorized",
-            "The sports service refused this site's API key (unknown or revoked). "
-            "Set SPORTS_API_KEY to an active key from the dashboard.",
+            for_caller(
+                "The sports service refused this site's API key (unknown or revoked). "
+                "Set SPORTS_API_KEY to an active key from the dashboard.",
+                "The sports service refused this site's credentials.",
+            ),
         )
     if isinstance(error, RateLimitedError):
         wait = _whole_seconds(error.retry_after)
@@ -108,13 +118,21 @@ def upstream_failure(error: SportsError) -> RouteError:
         )
     if isinstance(error, SportsTimeout):
         return RouteError(
-            504, "upstream_timeout", "The sports service did not answer within SPORTS_TIMEOUT. Retry shortly."
+            504,
+            "upstream_timeout",
+            for_caller(
+                "The sports service did not answer within SPORTS_TIMEOUT. Retry shortly.",
+                "The sports service did not answer in time. Retry shortly.",
+            ),
         )
     if isinstance(error, SportsUnavailable):
         return RouteError(
             503,
             "upstream_unavailable",
-            "The sports service could not be reached. Check SPORTS_BASE_URL and retry shortly.",
+            for_caller(
+                "The sports service could not be reached. Check SPORTS_BASE_URL and retry shortly.",
+                "The sports service could not be reached. Retry shortly.",
+            ),
             {"Retry-After": "5"},
         )
     return RouteError(502, "upstream_error", f"The sports service answered with an error ({code}) instead of a token.")

@@ -5,14 +5,17 @@ reloads, tabs and bursts cost one mint. The cookie, not the session, holds it: r
 database write and no cache operation, and a mobile app with a cookie jar gets it too.
 
 A remembered token belongs to one login: the record carries a digest of the user's key, how they
-authenticated (the session's key, or the credential a token-authenticated app sent) and their
-password's session hash. A logout, a new login or a password change changes the digest, and the
-route mints afresh.
+authenticated (the session's key and this login's nonce, or the credential a token-authenticated
+app sent) and their password's session hash. A logout, a new login or a password change changes
+the digest, and the route mints afresh. The nonce is what tells apart two logins of the same user
+in one browser: Django keeps the session key when the same user logs in again without logging out,
+so `note_login` (connected to `user_logged_in` by the app) writes a new one at every login.
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -23,6 +26,9 @@ from django.utils.crypto import salted_hmac
 
 TOKEN_COOKIE = "sports_token"  # noqa: S105 - a cookie name, not a secret
 TOKEN_COOKIE_SALT = "mintroute.token"  # noqa: S105 - a namespace for the signature
+LOGIN_NONCE = "_mintroute_login"  # the session key holding this login's nonce
+
+new_nonce: Callable[[], str] = lambda: secrets.token_urlsafe(16)  # noqa: E731 - replaceable by tests
 
 now: Callable[[], datetime] = lambda: datetime.now(UTC)  # noqa: E731 - replaced by tests to move time
 
@@ -33,11 +39,19 @@ def login_of(request: HttpRequest, credential: object = None) -> str:
     user: Any = request.user
     if credential is None:
         session = getattr(request, "session", None)
-        how = (session.session_key if session is not None else None) or ""
+        how = f"{session.session_key or ''}\0{session.get(LOGIN_NONCE, '')}" if session is not None else ""
     else:
         how = str(credential)
     password_hash = user.get_session_auth_hash() if hasattr(user, "get_session_auth_hash") else ""
     return salted_hmac(TOKEN_COOKIE_SALT, f"{user.pk}\0{how}\0{password_hash}", algorithm="sha256").hexdigest()
+
+
+def note_login(sender: Any, request: HttpRequest | None = None, **kwargs: Any) -> None:
+    """`user_logged_in` receiver: every login, even the same user's again in the same session, gets a
+    nonce of its own, so the route never hands one login's token to the next."""
+    session = getattr(request, "session", None)
+    if session is not None:
+        session[LOGIN_NONCE] = new_nonce()
 
 
 def reusable_token(request: HttpRequest, login: str) -> dict[str, str] | None:

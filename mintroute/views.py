@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 
 from asgiref.sync import sync_to_async
+from django.contrib.auth.decorators import login_not_required
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
@@ -28,9 +29,11 @@ from mintroute.sharing import asite_token, site_token
 logger = logging.getLogger(__name__)
 
 
-# CSRF is the session authentication's to enforce (admission): an app authenticated by a token
-# header carries no CSRF token, and a refusal must be the route's JSON, not Django's HTML page.
+# CSRF is the route's to enforce (admission): an app authenticated by a token header carries no
+# CSRF token, and a refusal must be the route's JSON, not Django's HTML page. The route answers its
+# own 401, so a site's LoginRequiredMiddleware must not redirect (or load the session) before it.
 @csrf_exempt
+@login_not_required
 def sports_token(request: HttpRequest) -> HttpResponse:
     """The reusable token of this login, or a newly minted one."""
     try:
@@ -47,6 +50,7 @@ def sports_token(request: HttpRequest) -> HttpResponse:
 
 
 @csrf_exempt
+@login_not_required
 @transaction.non_atomic_requests  # the route writes nothing itself; ATOMIC_REQUESTS refuses async views
 async def sports_token_async(request: HttpRequest) -> HttpResponse:
     """sports_token for ASGI servers."""

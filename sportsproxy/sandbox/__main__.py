@@ -22,8 +22,9 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--data",
         type=Path,
-        help="Folder for the database and signing key, created if missing and kept across runs "
-        "(default: a temporary folder, removed at exit).",
+        help="Folder for the database and signing key, kept across runs: yours alone (refused if another user "
+        "owns it or others can write to it), created mode 0700 if missing (default: a temporary folder, removed "
+        "at exit).",
     )
     serve.add_argument("--tier", choices=TIERS, default="growth", help="Tier of the first key's account.")
     serve.add_argument("--env", choices=ENVIRONMENTS, default="test", help="Environment of the first key.")

@@ -21,7 +21,7 @@ ROWS = {
     405: "method_not_allowed",
     429: "rate_limited",
     502: {"upstream_unauthorized", "upstream_error"},
-    503: {"upstream_unavailable", "rate_limit_unavailable"},
+    503: {"upstream_unavailable", "rate_limit_unavailable", "authentication_unavailable"},
     504: "upstream_timeout",
 }
 FUZZ = settings(

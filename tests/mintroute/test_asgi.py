@@ -8,6 +8,7 @@ runs in both SPORTS_TOKEN_SHARING modes (the `sharing` fixture).
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -206,3 +207,21 @@ def test_an_async_permission_hook_is_awaited(site: httpx.Client, settings: Any) 
 def test_a_body_past_djangos_upload_limit_is_400_json(site: httpx.Client, settings: Any) -> None:
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 2048
     refused(mint(logged_in(site), {"reason": "refresh", "pad": "x" * 5000}), 400, "bad_request")
+
+
+def test_an_authentication_class_that_raises_is_503_authentication_unavailable(
+    site: httpx.Client, settings: Any
+) -> None:
+    settings.SPORTS_TOKEN_AUTHENTICATION = ["tests.mintroute.failing_auth.BrokenAuthentication"]
+    response = mint(site, csrf=False, Authorization="Device phone-owner")
+    refused(response, 503, "authentication_unavailable")
+    assert response.headers["Retry-After"]
+
+
+def test_basic_credentials_need_the_csrf_token_under_asgi_too(site: httpx.Client, settings: Any) -> None:
+    settings.SPORTS_TOKEN_AUTHENTICATION = ["rest_framework.authentication.BasicAuthentication"]
+    User.objects.create_user("alice", password="pw")
+    basic = "Basic " + base64.b64encode(b"alice:pw").decode()
+    refused(mint(site, csrf=False, Authorization=basic), 403, "csrf_failed")
+    site.get("/accounts/login/")  # the page's CSRF cookie
+    assert mint(site, Authorization=basic).status_code == 200

@@ -61,6 +61,22 @@ def test_no_credential_at_all_is_401_with_the_first_class_challenge(device_only:
     assert response["WWW-Authenticate"] == "Device"
 
 
+@pytest.mark.parametrize("listed", [[DEVICE], [DEVICE, SESSION]])
+def test_an_apps_401_says_the_credential_was_missing_or_not_accepted_never_log_in(
+    settings: Any, listed: list[str]
+) -> None:
+    settings.SPORTS_TOKEN_AUTHENTICATION = listed
+    for device in (None, "stranger"):
+        message = assert_refusal(app_call(device=device), 401, "not_authenticated")["message"]
+        assert "log in" not in message.lower()
+        assert "credential was missing or not accepted" in message
+
+
+def test_a_session_sites_401_still_says_log_in(settings: Any) -> None:
+    settings.SPORTS_TOKEN_AUTHENTICATION = [SESSION, DEVICE]
+    assert "Log in" in assert_refusal(app_call(device=None), 401, "not_authenticated")["message"]
+
+
 def test_a_session_is_not_enough_when_only_the_token_class_is_listed(device_only: Any) -> None:
     assert_refusal(post_token(logged_in_browser()), 401, "not_authenticated")
 
@@ -119,6 +135,7 @@ def test_an_entry_that_cannot_be_imported_is_check_error_e005(settings: Any, val
 
 
 def test_a_site_that_skipped_check_gets_a_502_naming_the_setting(browser: Client, settings: Any) -> None:
+    settings.DEBUG = True
     settings.SPORTS_TOKEN_AUTHENTICATION = ["nowhere.Authentication"]
     body = assert_refusal(post_token(browser), 502, "upstream_error")
     assert "SPORTS_TOKEN_AUTHENTICATION" in body["message"]

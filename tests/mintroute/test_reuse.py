@@ -22,6 +22,27 @@ def test_a_new_login_of_the_same_user_mints_afresh(site_key: str) -> None:
     assert upstream_calls(site_key) == 2
 
 
+def log_in_with_the_form(browser: Client, username: str = "alice", password: str = "pw") -> None:  # noqa: S107
+    response = browser.post(
+        "/accounts/login/",
+        {"username": username, "password": password},
+        HTTP_X_CSRFTOKEN=browser.cookies["csrftoken"].value,
+    )
+    assert response.status_code == 302, response.content
+
+
+def test_the_same_user_logging_in_again_without_logging_out_mints_afresh(site_key: str) -> None:
+    browser = logged_in_browser()
+    log_in_with_the_form(browser)
+    session_key = browser.cookies["sessionid"].value
+    first = post_token(browser).json()["token"]
+    assert post_token(browser).json()["token"] == first  # the same login reuses its token
+    log_in_with_the_form(browser)  # Django keeps the session key: same user, same password hash
+    assert browser.cookies["sessionid"].value == session_key
+    assert post_token(browser).json()["token"] != first
+    assert upstream_calls(site_key) == 2
+
+
 def test_after_logout_the_token_is_not_given_to_anyone(site_key: str) -> None:
     browser = logged_in_browser()
     post_token(browser)

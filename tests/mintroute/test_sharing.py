@@ -118,6 +118,7 @@ def test_without_the_cache_a_caller_gets_a_token_of_its_own(settings: Any) -> No
 
 def test_any_other_mode_is_check_error_e008_and_a_502_naming_it(settings: Any) -> None:
     settings.SPORTS_TOKEN_SHARING = "everyone"
+    settings.DEBUG = True  # the answer names the setting for the developer only
     assert [message.id for message in check_mint_route_settings()] == ["mintroute.E008"]
     body = assert_refusal(post_token(logged_in_browser()), 502, "upstream_error")
     assert "SPORTS_TOKEN_SHARING" in body["message"]

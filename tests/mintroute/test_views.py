@@ -215,7 +215,8 @@ def test_another_session_gets_its_own_token(site_key: str) -> None:
     assert first != second
 
 
-def test_a_revoked_key_is_502_upstream_unauthorized(browser: Client, site_key: str, caplog: Any) -> None:
+def test_a_revoked_key_is_502_upstream_unauthorized(browser: Client, site_key: str, caplog: Any, settings: Any) -> None:
+    settings.DEBUG = True  # names the setting for the developer; tests/mintroute/test_production_answers.py
     ApiKey.objects.get(secret_hash=hash_secret(site_key)).revoke()
     with caplog.at_level(logging.WARNING):
         response = post_token(browser)
@@ -227,6 +228,7 @@ def test_a_revoked_key_is_502_upstream_unauthorized(browser: Client, site_key: s
 
 
 def test_a_missing_key_is_502_upstream_unauthorized_naming_demo_setup(browser: Client, settings: Any) -> None:
+    settings.DEBUG = True
     settings.SPORTS_API_KEY = ""
     body = assert_refusal(post_token(browser), 502, "upstream_unauthorized")
     assert "demo_setup" in body["message"]
@@ -244,6 +246,7 @@ def test_a_missing_key_is_502_upstream_unauthorized_naming_demo_setup(browser: C
 def test_a_site_that_skipped_check_gets_a_502_naming_the_setting_never_a_500(
     browser: Client, settings: Any, setting: str, value: object, named: str
 ) -> None:
+    settings.DEBUG = True
     settings.SPORTS_BASE_URL = ""
     setattr(settings, setting, value)
     body = assert_refusal(post_token(browser), 502, "upstream_error")
@@ -251,6 +254,7 @@ def test_a_site_that_skipped_check_gets_a_502_naming_the_setting_never_a_500(
 
 
 def test_the_sandbox_transport_without_the_sandbox_app_is_a_502(browser: Client, settings: Any) -> None:
+    settings.DEBUG = True
     settings.SPORTS_TRANSPORT = "sandbox"
     settings.INSTALLED_APPS = [app for app in settings.INSTALLED_APPS if app != "sportsproxy.sandbox"]
     body = assert_refusal(post_token(browser), 502, "upstream_error")
@@ -344,9 +348,20 @@ def test_a_body_past_djangos_upload_limit_is_400_json(browser: Client, settings:
 def test_a_base_url_with_a_stray_tab_is_a_502_naming_it_never_a_500(
     browser: Client, settings: Any, site_key: str
 ) -> None:
+    settings.DEBUG = True
     settings.SPORTS_TRANSPORT = "http"
     settings.SPORTS_BASE_URL = "http://127.0.0.1:8000\t"
     response = post_token(browser)
     body = assert_refusal(response, 502, "upstream_error")
     assert "SPORTS_BASE_URL" in body["message"]
     assert site_key not in response.content.decode()
+
+
+def test_a_site_with_login_required_middleware_still_gets_json_rows(settings: Any, browser: Client) -> None:
+    # Django 5.1's LoginRequiredMiddleware redirects anonymous callers of any view not marked
+    # login_not_required; the route answers its own 401 (and the middleware never loads the session
+    # before the route, so a store outage is the route's 503, not a 500).
+    settings.MIDDLEWARE = [*settings.MIDDLEWARE, "django.contrib.auth.middleware.LoginRequiredMiddleware"]
+    anonymous = Client().post("/api/sports-token", "", content_type="application/json")
+    assert_refusal(anonymous, 401, "not_authenticated")
+    assert post_token(browser).status_code == 200

@@ -26,6 +26,10 @@ MISCONFIGURATIONS = {
     "ttl-too-long": ("SPORTS_TOKEN_TTL = 86401", "mintroute.E001"),
     "rate-unreadable": ("SPORTS_TOKEN_RATE = 'ten a minute'", "mintroute.E002"),
     "permission-not-importable": ("SPORTS_TOKEN_PERMISSION = 'nowhere.hooks.allowed'", "mintroute.E003"),
+    "token-authentication-without-its-app": (
+        "SPORTS_TOKEN_AUTHENTICATION = ['rest_framework.authentication.TokenAuthentication']",
+        "mintroute.E010",
+    ),
 }
 
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import pwd
 import queue
 import re
 import signal
 import socket
+import stat
 import subprocess
 import threading
 from collections.abc import AsyncIterator, Iterator
@@ -20,11 +23,14 @@ from typing import Any
 import httpx
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
 
 from tests.standalone.foreign_site import run_status, scrubbed_environment
 
 READY_WITHIN_SECONDS = 10  # the contract's bound for the ready line
 STOPPED_WITHIN_SECONDS = 5  # the contract's bound after SIGTERM or SIGINT
+MAX_FRAME_BYTES = 65536  # the service's message size: a bigger frame is closed with 1009
+CONTROL_SECRET = "control-secret-of-this-test"
 
 
 @dataclass
@@ -199,3 +205,100 @@ def test_a_port_in_use_fails_with_a_sentence_and_no_traceback(sandbox_python: Pa
     assert status == 1, output
     assert f"Cannot listen on 127.0.0.1 port {port}: Address already in use. Choose another --port" in output
     assert "Traceback" not in output
+
+
+async def first_answer(url: str, frame: str) -> dict[str, Any] | int | None:
+    """The socket's answer to `frame`, or the close code it was refused with (None: no close frame)."""
+    async with connect(url, max_size=None) as connection:
+        try:
+            await connection.send(frame)  # a big one is refused while it is still being sent
+            answer: dict[str, Any] = json.loads(await asyncio.wait_for(connection.recv(), 10))
+        except ConnectionClosed as closed:
+            return closed.rcvd.code if closed.rcvd is not None else None
+        return answer
+
+
+def padded_auth(key: str, size: int) -> str:
+    frame = json.dumps({"jsonrpc": "2.0", "id": "auth", "method": "auth", "params": {"apiKey": key}})
+    return frame[:-1] + " " * (size - len(frame)) + "}"
+
+
+def test_a_frame_over_65536_bytes_is_closed_with_1009(sandbox_python: Path, tmp_path: Path) -> None:
+    with serving(sandbox_python, tmp_path) as served:
+        url, key = served.ready["wsUrl"], served.ready["apiKey"]
+        at_the_cap, over_the_cap = padded_auth(key, MAX_FRAME_BYTES), padded_auth(key, MAX_FRAME_BYTES + 1)
+        assert (len(at_the_cap.encode()), len(over_the_cap.encode())) == (MAX_FRAME_BYTES, MAX_FRAME_BYTES + 1)
+        accepted = asyncio.run(first_answer(url, at_the_cap))
+        assert isinstance(accepted, dict), accepted
+        assert "result" in accepted, accepted  # read, parsed and authenticated
+        assert asyncio.run(first_answer(url, over_the_cap)) == 1009
+        assert asyncio.run(first_answer(url, "x" * (16 * 1024 * 1024))) == 1009  # the issue's 16 MiB frame
+        assert served.stop() == 0
+
+
+@contextmanager
+def restored_umask(previous: int) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        os.umask(previous)
+
+
+def refusal(sandbox_python: Path, folder: Path) -> str:
+    """What the command says when it refuses `--data folder`: exit 1, one sentence, no traceback."""
+    command = [str(sandbox_python), "-m", "sportsproxy.sandbox", "serve", "--data", str(folder)]
+    status, output = run_status(command, cwd=folder.parent)
+    assert status == 1, output
+    assert "Traceback" not in output
+    assert output.count("\n") == 1, output
+    return output
+
+
+@pytest.mark.parametrize("mode", [0o770, 0o707, 0o777, 0o1777], ids=["group", "others", "both", "sticky"])
+def test_a_data_folder_others_can_write_to_is_refused(sandbox_python: Path, tmp_path: Path, mode: int) -> None:
+    data = tmp_path / "shared"
+    data.mkdir()
+    data.chmod(mode)
+    output = refusal(sandbox_python, data)
+    assert f"The data folder {data} is open to other users (mode {mode:04o}). Run `chmod go-w {data}`" in output
+    assert list(data.iterdir()) == []  # nothing written there, not even the database
+
+
+def test_a_data_folder_of_another_user_is_refused(sandbox_python: Path, tmp_path: Path) -> None:
+    nobody = pwd.getpwnam("nobody").pw_uid
+    data = tmp_path / "theirs"
+    data.mkdir(mode=0o700)
+    os.chown(data, nobody, -1)  # a folder another user made (the test runs as root)
+    (data / "signing-key").write_text("a key they chose, to forge tokens with")
+    output = refusal(sandbox_python, data)
+    assert f"The data folder {data} belongs to another user (uid {nobody})" in output
+
+
+def test_a_signing_key_another_user_can_read_is_refused(sandbox_python: Path, tmp_path: Path) -> None:
+    data = tmp_path / "mine"
+    data.mkdir(mode=0o700)
+    key = data / "signing-key"
+    key.write_text("a key others have read")
+    key.chmod(0o644)
+    output = refusal(sandbox_python, data)
+    assert f"The signing key {key} is open to other users (mode 0644). Run `chmod go-rwx {key}`" in output
+
+
+def test_a_data_folder_it_creates_is_0700_and_its_files_0600(sandbox_python: Path, tmp_path: Path) -> None:
+    data = tmp_path / "new" / "data"
+    usual = os.umask(0o022)  # the usual umask, the command's too (it inherits it): files would be 0644
+    control_secret = {"SPORTS_SANDBOX_CONTROL_SECRET": CONTROL_SECRET}
+    with restored_umask(usual), serving(sandbox_python, tmp_path, "--data", str(data), **control_secret) as served:
+        control = {"Authorization": f"Bearer {CONTROL_SECRET}"}
+        created = httpx.post(f"{served.ready['baseUrl']}/control/v1/keys", json={"account": "acme"}, headers=control)
+        assert created.status_code == 201, created.text
+        assert "result" in served.rpc("tokens.create", created.json()["secret"], {"ttl": 60})
+        assert served.stop() == 0
+    modes = {path.name: stat.S_IMODE(path.stat().st_mode) for path in data.iterdir()}
+    assert {"sandbox.sqlite3", "signing-key"} <= set(modes)
+    assert (stat.S_IMODE(data.stat().st_mode), stat.S_IMODE((tmp_path / "new").stat().st_mode)) == (0o700, 0o700)
+    assert modes == dict.fromkeys(modes, 0o600)
+    data.chmod(0o755)  # others may read it (as `mkdir` makes it), not write to it: still the user's own
+    with serving(sandbox_python, tmp_path, "--data", str(data)) as again:
+        assert "result" in again.rpc("auth", created.json()["secret"])
+        assert again.stop() == 0

@@ -5,17 +5,22 @@ every process spends the same quota. The limit is the account's own `requests_pe
 when the dashboard set one, else its rate class's; it is read on every request, so a change
 is in force at once (the requests already counted in the minute still count).
 
-An API key's request reads the account with the key. A token's request reads no database (a
-token keeps working while the database is away): it reads the quota's mirror in the cache, which
-every change of an account writes (`mirror_quota`).
+An API key's request reads the account with the key. A token's request reads no database while
+the cache holds the quota's mirror, which every change of an account writes (`mirror_quota`):
+NO_QUOTA when the account has no quota of its own, so that "no quota" and "no mirror" differ. When
+the cache has lost the mirror (a Redis restart, a flush, an eviction), the next token request
+reads the quota back from the database and writes the mirror again; if the database is away
+too, that request counts against the token's rate class (a token keeps working meanwhile).
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from typing import Any
 
 from django.core.cache import cache
+from django.db import DatabaseError
 from django.db.models.signals import post_save
 from django.dispatch import receiver
 
@@ -26,6 +31,9 @@ from sportsproxy.sandbox.errors import RATE_LIMITED, RpcError
 from sportsproxy.sandbox.models import Account
 
 WINDOW_SECONDS = 60
+NO_QUOTA = -1  # the mirror of an account without a quota of its own (a missing mirror is read back)
+
+logger = logging.getLogger(__name__)
 
 
 def spend_request(caller: Caller) -> None:
@@ -46,19 +54,28 @@ def spend_request(caller: Caller) -> None:
 
 def requests_per_minute(caller: Caller) -> int:
     """The caller's account's quota: its own override, else that of the caller's rate class."""
-    override = caller.requests_per_minute if caller.kind == "api_key" else mirrored_quota(caller.account_id)
+    override = caller.requests_per_minute if caller.kind == "api_key" else account_quota(caller.account_id)
     return override if override is not None else conf.rate_class(caller.rate_class).requests_per_minute
 
 
-def mirrored_quota(account_id: str) -> int | None:
-    """The account's own quota as its last change mirrored it in the cache; None: its class's."""
-    value = cache.get(_quota_key(account_id))
-    return value if isinstance(value, int) and value >= 0 else None
+def account_quota(account_id: str) -> int | None:
+    """The account's own quota for a token's request (None: its class's): the mirror, else the database's."""
+    mirrored = cache.get(_quota_key(account_id))
+    if isinstance(mirrored, int) and mirrored >= NO_QUOTA:
+        return None if mirrored == NO_QUOTA else mirrored
+    try:
+        own = Account.objects.filter(public_id=account_id).values_list("requests_per_minute", flat=True).first()
+    except DatabaseError:
+        logger.warning("The quota of account %s is in neither the cache nor a reachable database.", account_id)
+        return None
+    # add, not set: a change of the account mirrored meanwhile is newer than this read
+    cache.add(_quota_key(account_id), NO_QUOTA if own is None else own, timeout=None)
+    return own
 
 
 def mirror_quota(account_id: str, requests_per_minute: int | None) -> None:
-    """Write the account's own quota (or none: -1) where a token's request reads it."""
-    cache.set(_quota_key(account_id), -1 if requests_per_minute is None else requests_per_minute, timeout=None)
+    """Write the account's own quota (or NO_QUOTA) where a token's request reads it."""
+    cache.set(_quota_key(account_id), NO_QUOTA if requests_per_minute is None else requests_per_minute, timeout=None)
 
 
 def mirror_all_quotas() -> None:

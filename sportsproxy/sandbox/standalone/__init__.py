@@ -4,7 +4,8 @@ A test double for integrators: the service's HTTP and WebSocket endpoints on one
 its own settings, URLs and SQLite database, and nothing of the project that ships it. Installed
 by the `sandbox` extra; `sportsproxy.testing` (the pytest plugin) starts it for a test session.
 
-    data.py       where the server keeps its database and signing key (a temporary folder or --data)
+    data.py       where the server keeps its database and signing key (a temporary folder or --data,
+                  which must be its user's alone), its files private from their first byte
     settings.py   the Django settings it runs with
     dashboard.py  the dashboard's powers: create a key, revoke it, set a quota, end a token
     control.py    those powers over HTTP, for the test process (only with a control secret)

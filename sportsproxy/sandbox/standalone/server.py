@@ -1,9 +1,10 @@
 """Start-up of the standalone sandbox, and its stop on SIGTERM or SIGINT.
 
-In order: the data folder, Django on the standalone settings, migrations, the first key, a
-socket bound here (so `--port 0` tells its port), then uvicorn serving the ASGI application on
-that socket. Once uvicorn accepts, the ready line goes to stdout (the first and only line there);
-logs go to stderr.
+In order: the data folder (a `--data` folder must be this user's alone: data.py), Django on the
+standalone settings, migrations, the first key, a socket bound here (so `--port 0` tells its
+port), then uvicorn serving the ASGI application on that socket (frames capped at the service's
+message size). Once uvicorn accepts, the ready line goes to stdout (the first and only line
+there); logs go to stderr.
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ from types import FrameType
 
 import uvicorn
 
+from sportsproxy.sandbox.conf import MAX_BODY_BYTES as MAX_MESSAGE_BYTES
 from sportsproxy.sandbox.standalone import SETTINGS_MODULE
-from sportsproxy.sandbox.standalone.data import DATA_DIR_VARIABLE
+from sportsproxy.sandbox.standalone.data import DATA_DIR_VARIABLE, PRIVATE_UMASK, DataFolderError, claim
 
 logger = logging.getLogger("sportsproxy.sandbox.standalone")
 
@@ -46,10 +48,18 @@ def serve(options: Options, *, started: float) -> int:
     """Run until SIGTERM or SIGINT; the exit code (0 after a signal). `started`: time.monotonic() at launch."""
     signal.signal(signal.SIGTERM, _stop_now)  # a signal before uvicorn takes over stops the start-up cleanly
     signal.signal(signal.SIGINT, _stop_now)
-    data_dir = options.data or Path(tempfile.mkdtemp(prefix="sports-sandbox-"))
+    os.umask(PRIVATE_UMASK)  # every folder and file this process makes is its user's alone, from its first byte
     try:
-        data_dir.mkdir(parents=True, exist_ok=True)
-        api_key = _prepare(data_dir, options)
+        if options.data is not None:
+            claim(options.data)
+        data_dir = options.data or Path(tempfile.mkdtemp(prefix="sports-sandbox-"))
+    except DataFolderError as refused:
+        return _refuse(refused)
+    try:
+        try:
+            api_key = _prepare(data_dir, options)
+        except DataFolderError as refused:  # the settings found an earlier run's signing key that is not private
+            return _refuse(refused)
         try:
             listener = _bind(options.host, options.port)
         except OSError as error:
@@ -71,6 +81,11 @@ def serve(options: Options, *, started: float) -> int:
         if options.data is None:
             shutil.rmtree(data_dir, ignore_errors=True)
     return 0
+
+
+def _refuse(refused: DataFolderError) -> int:
+    sys.stderr.write(f"{refused}\n")  # a sentence, no traceback (Django's logging may not be set up yet)
+    return 1
 
 
 def _prepare(data_dir: Path, options: Options) -> str:
@@ -112,6 +127,9 @@ def _uvicorn_config() -> uvicorn.Config:
         lifespan="off",
         ws="websockets-sansio",
         ws_per_message_deflate=False,  # compressing each event frame per subscriber costs more than it saves
+        # A frame over the service's message size is closed with 1009 from its header, before its payload
+        # is read (uvicorn's default buffers 16 MiB per frame), as `make serve` does (config/serve.py).
+        ws_max_size=MAX_MESSAGE_BYTES,
         log_config=None,  # Django's LOGGING (settings.py) already sends every log to stderr
         access_log=False,
         timeout_graceful_shutdown=GRACEFUL_STOP_SECONDS,

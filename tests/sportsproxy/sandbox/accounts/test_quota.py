@@ -6,9 +6,12 @@ from typing import Any
 
 import jwt
 import pytest
+from django.core.cache import cache
+from django.db import connection
 from django.test import override_settings
 
 from sportsproxy.sandbox.accounts.keys import issue_key
+from sportsproxy.sandbox.accounts.quota import account_quota, mirror_all_quotas
 from sportsproxy.sandbox.clock import ManualClock
 from sportsproxy.sandbox.models import Account
 from tests.conftest import RpcCall
@@ -116,9 +119,51 @@ def test_a_tokens_request_reads_no_database(rpc: RpcCall, account: Account, djan
 
 
 def test_a_quota_changed_through_update_is_mirrored_by_mirror_all_quotas(rpc: RpcCall, account: Account) -> None:
-    from sportsproxy.sandbox.accounts.quota import mirror_all_quotas, mirrored_quota
-
     Account.objects.filter(pk=account.pk).update(requests_per_minute=7)  # no signal
-    assert mirrored_quota(account.public_id) is None
+    assert account_quota(account.public_id) is None  # the mirror still says "no quota of its own"
     mirror_all_quotas()
-    assert mirrored_quota(account.public_id) == 7
+    assert account_quota(account.public_id) == 7
+
+
+def test_a_tokens_quota_is_read_back_once_when_the_cache_has_lost_it(
+    rpc: RpcCall, account: Account, django_assert_num_queries: Any
+) -> None:
+    account.requests_per_minute = 5
+    account.save()
+    _, secret = issue_key(account, "test")
+    token = rpc("tokens.create", {}, credential=secret)["result"]["token"]
+    cache.clear()  # a Redis restart, a flush, an eviction: the mirror and the minute's count are gone
+    with django_assert_num_queries(1):  # the quota, read back from the database and mirrored again
+        answers = [rpc("matches.list", {}, credential=token)]
+    with django_assert_num_queries(0):
+        answers += [rpc("matches.list", {}, credential=token) for _ in range(11)]
+    assert ["result" in answer for answer in answers] == [True] * 5 + [False] * 7
+    assert {error_code(answer) for answer in answers[5:]} == {"rate_limited"}
+
+
+def test_a_lost_mirror_while_the_database_is_away_counts_against_the_class_and_is_read_back_later(
+    rpc: RpcCall, account: Account, caplog: pytest.LogCaptureFixture
+) -> None:
+    account.requests_per_minute = 1
+    account.save()
+    _, secret = issue_key(account, "test")
+    token = rpc("tokens.create", {}, credential=secret)["result"]["token"]
+    cache.clear()
+    with connection.cursor() as cursor:  # the accounts' table away (rolled back with the test)
+        cursor.execute(f"ALTER TABLE {Account._meta.db_table} RENAME TO away")
+    assert "result" in rpc("matches.list", {}, credential=token)  # 1 of the class's 5, not an internal_error
+    assert "neither the cache nor a reachable database" in caplog.text
+    with connection.cursor() as cursor:
+        cursor.execute(f"ALTER TABLE away RENAME TO {Account._meta.db_table}")
+    assert "limit of 1 " in rpc("matches.list", {}, credential=token)["error"]["message"]  # read back now
+
+
+def test_no_quota_of_its_own_is_mirrored_too_so_it_is_read_back_once(
+    rpc: RpcCall, api_key: str, django_assert_num_queries: Any
+) -> None:
+    token = rpc("tokens.create", {}, credential=api_key)["result"]["token"]
+    cache.clear()
+    with django_assert_num_queries(1):
+        assert "result" in rpc("matches.list", {}, credential=token)
+    with django_assert_num_queries(0):  # the marker NO_QUOTA, not a missing mirror
+        assert "result" in rpc("matches.list", {}, credential=token)

@@ -1,0 +1,82 @@
+"""A TCP proxy a test can cut and restore: the network between a server and its database.
+
+`cut()` stops listening and resets every open connection (the database is unreachable: new
+connections are refused, open ones break); `restore()` listens again on the same port.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+
+from tests.production.cluster import free_port
+
+POLL_SECONDS = 0.1
+
+
+class TcpProxy:
+    def __init__(self, target_port: int, target_host: str = "127.0.0.1") -> None:
+        self.target = (target_host, target_port)
+        self.port = free_port()
+        self._sockets: set[socket.socket] = set()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._listener: socket.socket | None = None
+        self._acceptor: threading.Thread | None = None
+
+    def restore(self) -> None:
+        """Listen (again) on `self.port` and forward every connection to the target."""
+        if self._listener is not None:
+            return
+        self._stop.clear()
+        self._listener = socket.create_server(("127.0.0.1", self.port))  # SO_REUSEADDR: the same port again
+        self._listener.settimeout(POLL_SECONDS)
+        self._acceptor = threading.Thread(target=self._accept, args=(self._listener,), daemon=True)
+        self._acceptor.start()
+
+    start = restore
+
+    def cut(self) -> None:
+        """Refuse new connections and reset the open ones."""
+        self._stop.set()
+        if self._acceptor is not None:
+            self._acceptor.join(timeout=5)
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
+        with self._lock:
+            for each in self._sockets:
+                with contextlib.suppress(OSError):
+                    each.shutdown(socket.SHUT_RDWR)
+                each.close()
+            self._sockets.clear()
+
+    stop = cut
+
+    def _accept(self, listener: socket.socket) -> None:
+        while not self._stop.is_set():
+            try:
+                client, _ = listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            try:
+                server = socket.create_connection(self.target, timeout=5)
+            except OSError:
+                client.close()
+                continue
+            client.settimeout(None)
+            server.settimeout(None)
+            with self._lock:
+                self._sockets.update((client, server))
+            for source, sink in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
+
+    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while chunk := source.recv(65536):
+                sink.sendall(chunk)
+        with contextlib.suppress(OSError):
+            sink.shutdown(socket.SHUT_WR)
