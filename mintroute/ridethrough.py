@@ -54,6 +54,7 @@ def _held(request: HttpRequest, admission: Admission) -> tuple[str, datetime] | 
     if stored is None:
         return None
     try:
-        return str(stored["token"]), datetime.fromisoformat(stored["expiresAt"])
+        expires_at = datetime.fromisoformat(stored["expiresAt"])
     except (KeyError, TypeError, ValueError):
         return None
+    return (str(stored["token"]), expires_at) if expires_at.tzinfo is not None else None

@@ -274,7 +274,7 @@ def _read(key: str) -> SiteToken | None:
     if not isinstance(stored, dict):
         return None
     try:
-        return SiteToken(
+        site = SiteToken(
             token=str(stored["token"]),
             expires_at=datetime.fromisoformat(stored["expiresAt"]),
             ttl=int(stored["ttl"]),
@@ -283,6 +283,8 @@ def _read(key: str) -> SiteToken | None:
         )
     except (KeyError, TypeError, ValueError):
         return None
+    aware = site.expires_at.tzinfo is not None and site.minted_at.tzinfo is not None
+    return site if aware else None  # a time without an offset cannot be compared with now
 
 
 def _record(minted: dict[str, str], ttl: int, *, replacement: bool) -> dict[str, Any] | None:

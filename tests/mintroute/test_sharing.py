@@ -128,3 +128,22 @@ def test_any_other_mode_is_check_error_e008_and_a_502_naming_it(settings: Any) -
 def test_both_modes_pass_the_check(settings: Any, mode: str) -> None:
     settings.SPORTS_TOKEN_SHARING = mode
     assert check_mint_route_settings() == []
+
+
+@pytest.mark.parametrize(
+    "stored",
+    [
+        {"token": "t", "expiresAt": "2026-03-14T15:30:00", "ttl": 600, "mintedAt": "2026-03-14T15:20:00"},
+        {"token": "t", "expiresAt": "tomorrow", "ttl": 600, "mintedAt": "2026-03-14T15:20:00+00:00"},
+        "not a record",
+    ],
+    ids=["no-offset", "not-a-time", "not-a-dict"],
+)
+def test_a_site_token_the_route_cannot_read_is_minted_over(stored: object, site_key: str) -> None:
+    if isinstance(stored, dict):
+        stored["replacement"] = False
+    cache.set(sharing._Keys.of_this_site().token, stored, 600)
+    response = post_token(logged_in_browser())
+    assert response.status_code == 200
+    assert response.json()["token"] != "t"
+    assert upstream_calls(site_key) == 1
