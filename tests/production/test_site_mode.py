@@ -8,14 +8,16 @@ address (X-Forwarded-For behind one trusted proxy), so twenty users are twenty u
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
+import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -68,7 +70,10 @@ class Site:
             ["-m", "uvicorn", "config.asgi:application", "--port", str(asgi), "--log-level", "warning"],
         ]
         for command, port in zip(commands, (wsgi, asgi), strict=True):
-            self.processes.append(subprocess.Popen([sys.executable, *command], cwd=PROJECT_ROOT, env=self.environment))  # noqa: S603
+            process = subprocess.Popen(  # noqa: S603 - fixed interpreter and modules
+                [sys.executable, *command], cwd=PROJECT_ROOT, env=self.environment, start_new_session=True
+            )
+            self.processes.append(process)
             self.urls.append(f"http://127.0.0.1:{port}")
         deadline = time.monotonic() + 30
         for url in self.urls:
@@ -81,6 +86,11 @@ class Site:
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"{url} did not start within 30 s")
                 time.sleep(0.2)
+
+    def kill(self, node: int) -> None:
+        """SIGKILL a process and its workers at once, as an OOM killer or a lost machine would."""
+        os.killpg(self.processes[node].pid, signal.SIGKILL)
+        self.processes[node].wait(timeout=10)
 
     def stop(self) -> None:
         for process in self.processes:
@@ -292,3 +302,37 @@ def test_never_after_upstream_unauthorized(any_site: Site) -> None:
         for node in (0, 1):
             refused = any_site.mint(20, node=node, client=jar)
             assert (refused.status_code, refused.json()["error"]) == (502, "upstream_unauthorized")
+
+
+def test_a_process_that_dies_holding_the_lock_delays_the_others_no_longer_than_the_lock(database: Path) -> None:
+    """The lock lives 2 x SPORTS_TIMEOUT + 2 = 4 s: the other process mints once it has expired."""
+    service = CountingService()
+    site = Site("site", database, service)
+    try:
+        site.start()
+        service.switch("hanging")
+        holder = threading.Thread(target=lambda: _quietly(lambda: site.mint(0, node=0)), daemon=True)
+        holder.start()
+        store = redis.Redis.from_url(REDIS_URL)
+        deadline = time.monotonic() + 5
+        while not store.keys("*site-token*:lock") and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert store.keys("*site-token*:lock"), "the first process never took the lock"
+        locked_at = time.monotonic()
+        site.kill(0)  # mid-mint, holding the lock
+        service.switch("ok")
+        answer = site.mint(1, node=1)
+        waited = time.monotonic() - locked_at
+        assert answer.status_code == 200, answer.text
+        assert service.mints == 1
+        assert 3 <= waited < 6, waited
+    finally:
+        site.stop()
+        service.close()
+        redis.Redis.from_url(REDIS_URL).flushdb()
+
+
+def _quietly(call: Callable[[], object]) -> None:
+    """Run `call`, ignoring the broken connection of a process killed under it."""
+    with contextlib.suppress(httpx.HTTPError):
+        call()
