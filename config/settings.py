@@ -228,6 +228,9 @@ SPORTS_TOKEN_RATE = env.str("SPORTS_TOKEN_RATE", default="10/m")
 # Callable (request) -> bool deciding who may get a token (dotted path).
 SPORTS_TOKEN_PERMISSION = env.str("SPORTS_TOKEN_PERMISSION", default="mintroute.permissions.is_active_user")
 
+# Who shares a token: "login" (each login its own) or "site" (every caller the site's one token).
+SPORTS_TOKEN_SHARING = env.str("SPORTS_TOKEN_SHARING", default="login")
+
 # SECURITY WARNING: proxies in front of Django that append to X-Forwarded-For. 0 (direct)
 # ignores the header; a higher number than reality lets clients pick their rate-limit IP.
 SPORTS_TRUSTED_PROXY_COUNT = env.int("SPORTS_TRUSTED_PROXY_COUNT", default=0)

@@ -30,6 +30,7 @@ from mintroute.errors import RouteError, authentication_unavailable
 from mintroute.minting import misconfigured
 from mintroute.ratelimits import enforce_rate_limit
 from mintroute.reuse import login_of, reusable_token
+from mintroute.sharing import current_token
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +42,8 @@ class Admission:
     ttl: int
     login: str  # the digest that binds a remembered token to this login (mintroute.reuse)
     reusable: dict[str, str] | None
+    reason: str | None = None  # the body's reason
+    shared: bool = False  # SPORTS_TOKEN_SHARING is "site": the site's one token (mintroute.sharing)
 
 
 def admit(request: HttpRequest) -> Admission:
@@ -55,11 +58,14 @@ def admit(request: HttpRequest) -> Admission:
         enforce_rate_limit(request)  # before anything reaches upstream
         reason = reason_of(_body(api_request))
         ttl = conf.token_ttl()
+        shared = conf.token_sharing() == "site"
     except ImproperlyConfigured as error:
         raise misconfigured(error) from None
     login = login_of(request, credential)
+    if shared:
+        return Admission(ttl=ttl, login=login, reusable=current_token(reason), reason=reason, shared=True)
     reusable = None if reason == "unauthorized" else reusable_token(request, login)
-    return Admission(ttl=ttl, login=login, reusable=reusable)
+    return Admission(ttl=ttl, login=login, reusable=reusable, reason=reason)
 
 
 def _authenticate(api_request: Request, first: Any) -> object:

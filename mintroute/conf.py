@@ -30,6 +30,7 @@ Permission = Callable[[HttpRequest], bool]
 DEFAULT_RATE = "10/m"
 DEFAULT_PERMISSION = "mintroute.permissions.is_active_user"
 DEFAULT_AUTHENTICATION = ("mintroute.authentication.SessionAuthentication",)
+SHARING_MODES = ("login", "site")
 
 TTL = Problem(
     "mintroute.E001",
@@ -61,6 +62,12 @@ AUTHENTICATION = Problem(
     "SPORTS_TOKEN_AUTHENTICATION must be a list of dotted paths of DRF authentication classes that import.",
     'For example ["mintroute.authentication.SessionAuthentication", '
     '"rest_framework.authentication.TokenAuthentication"].',
+)
+SHARING = Problem(
+    "mintroute.E008",
+    "SPORTS_TOKEN_SHARING",
+    'SPORTS_TOKEN_SHARING must be "login" or "site".',
+    '"login" (the default) gives each login its own token; "site" gives every caller the site\'s one token.',
 )
 
 AUTHENTICATION_APPS_ID = "mintroute.E010"
@@ -187,7 +194,15 @@ def _missing_app(model: type[models.Model]) -> str | None:
     return None  # an abstract base class by design (e.g. AbstractUser), read through subclasses
 
 
-READERS = (token_ttl, token_rate, permission, trusted_proxy_count, authentication_apps)
+def token_sharing() -> str:
+    """SPORTS_TOKEN_SHARING: "login" (a token per login) or "site" (one token for every caller)."""
+    mode = getattr(settings, "SPORTS_TOKEN_SHARING", SHARING_MODES[0])
+    if mode not in SHARING_MODES:
+        raise SettingsError(SHARING)
+    return str(mode)
+
+
+READERS = (token_ttl, token_rate, permission, trusted_proxy_count, authentication_apps, token_sharing)
 
 
 def problems() -> list[Problem]:

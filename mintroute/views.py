@@ -4,6 +4,9 @@ Under WSGI Django calls `sports_token`, a plain view. Under ASGI it calls `sport
 the same rules (`admission.admit`, in one hop to Django's sync thread), then the wait for the
 service on the event loop with the SDK's async client, so no thread is held while it answers.
 `mintroute.urls` picks the entry per request.
+
+In "site" mode (SPORTS_TOKEN_SHARING) the mint is the site's single flight (mintroute.sharing); in
+both modes a mint that fails on the service's side may ride through (mintroute.ridethrough).
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from mintroute.admission import Admission, admit
 from mintroute.errors import RouteError
 from mintroute.minting import amint_upstream, mint_upstream
 from mintroute.reuse import remember
+from mintroute.ridethrough import ride_through
+from mintroute.sharing import asite_token, site_token
 
 logger = logging.getLogger(__name__)
 
@@ -35,7 +40,10 @@ def sports_token(request: HttpRequest) -> HttpResponse:
         admission = admit(request)
         if admission.reusable is not None:
             return token_answer(admission.reusable)
-        minted = mint_upstream(admission.ttl).as_json()
+        try:
+            minted = _mint(admission)
+        except RouteError as refusal:
+            return token_answer(ride_through(refusal, request, admission))
     except RouteError as refusal:
         return no_store(refusal.as_response())
     return token_answer(minted, admission)
@@ -50,19 +58,41 @@ async def sports_token_async(request: HttpRequest) -> HttpResponse:
         admission = await sync_to_async(admit)(request)
         if admission.reusable is not None:
             return token_answer(admission.reusable)
-        minted = (await amint_upstream(admission.ttl)).as_json()
+        try:
+            minted = await _amint(admission)
+        except RouteError as refusal:
+            return token_answer(await sync_to_async(ride_through)(refusal, request, admission))
     except RouteError as refusal:
         return no_store(refusal.as_response())
     return token_answer(minted, admission)
 
 
+def _mint(admission: Admission) -> dict[str, str]:
+    """A new token: this caller's ("login" mode), or the site's through its single flight."""
+    if admission.shared:
+        return site_token(admission.ttl, admission.reason, lambda: mint_upstream(admission.ttl).as_json())
+    return mint_upstream(admission.ttl).as_json()
+
+
+async def _amint(admission: Admission) -> dict[str, str]:
+    """_mint's async twin."""
+
+    async def mint() -> dict[str, str]:
+        return (await amint_upstream(admission.ttl)).as_json()
+
+    if admission.shared:
+        return await asite_token(admission.ttl, admission.reason, mint)
+    return await mint()
+
+
 def token_answer(body: dict[str, str], minted_for: Admission | None = None) -> HttpResponse:
-    """`{token, expiresAt}`; a newly minted token is remembered for `minted_for`'s login.
+    """`{token, expiresAt}`; a newly minted token is remembered for `minted_for`'s login ("login" mode;
+    in "site" mode the cache holds the site's token).
 
     Nothing after the mint may cost the token: if remembering it fails, it is answered anyway.
     """
     response = JsonResponse(body)
-    if minted_for is not None:
+    if minted_for is not None and not minted_for.shared:
         try:
             remember(response, body, minted_for.ttl, minted_for.login)
         except Exception:

@@ -29,7 +29,7 @@ import httpx2
 
 from config import serve
 from tests import slow_upstream
-from tests.bench import asgi, realtime, wrk
+from tests.bench import asgi, realtime, sharing, wrk
 
 ROOT = Path(__file__).resolve().parents[2]
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -631,6 +631,11 @@ class Bench:
             all(value < 10 for value in growth.values()),
         )
 
+    def token_sharing(self) -> None:
+        """Issue 29's rows: see tests/bench/sharing.py."""
+        for row in sharing.rows():
+            self.row(*row)
+
     # --- report ---------------------------------------------------------------------------------
 
     def report(self) -> str:
@@ -668,6 +673,7 @@ def main() -> None:
         bench.real_time,
         bench.browser_client,
         bench.soak,
+        bench.token_sharing,
     ]
     names = [measure.__name__ for measure in measures]
     chosen = [name for name in os.environ.get("BENCH_ONLY", "").split(",") if name] or names

@@ -18,6 +18,28 @@ from sportsproxy.sandbox.clock import ManualClock
 from sportsproxy.sandbox.models import ApiKey
 
 Mint = Callable[..., Any]
+Test = Callable[..., None]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test that uses `sharing` runs in each SPORTS_TOKEN_SHARING mode (see login_mode_only)."""
+    if "sharing" in metafunc.fixturenames:
+        only_login = getattr(metafunc.function, "login_mode_only", False)
+        metafunc.parametrize("sharing", ["login"] if only_login else ["login", "site"], indirect=True)
+
+
+def login_mode_only(test: Test) -> Test:
+    """Marks a test of what only "login" mode does (the per-login cookie): it runs in that mode alone."""
+    test.login_mode_only = True  # type: ignore[attr-defined]
+    return test
+
+
+@pytest.fixture
+def sharing(request: pytest.FixtureRequest, settings: Any) -> str:
+    """SPORTS_TOKEN_SHARING for this test: each mode in turn where the test module asks for it."""
+    mode: str = getattr(request, "param", "login")
+    settings.SPORTS_TOKEN_SHARING = mode
+    return mode
 
 
 @pytest.fixture(autouse=True)

@@ -2,7 +2,8 @@
 real socket (same process, so the same test database and clock), called over HTTP with httpx2.
 
 Django resolves the route to its async entry there (mintroute.urls), which waits for the service
-with the SDK's async client; test_views.py drives the same rows through the WSGI entry.
+with the SDK's async client; test_views.py drives the same rows through the WSGI entry. Every row
+runs in both SPORTS_TOKEN_SHARING modes (the `sharing` fixture).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from tests.mintroute.test_authentication import DEVICE
 from tests.upstreams import closed_port_url, fake_upstream, http_response
 
 TIMEOUT = 10
+
+pytestmark = pytest.mark.usefixtures("sharing")
 
 
 @pytest.fixture

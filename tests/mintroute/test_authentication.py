@@ -14,8 +14,10 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from mintroute.checks import check_mint_route_settings
-from tests.mintroute.conftest import logged_in_browser, post_token, upstream_calls
+from tests.mintroute.conftest import logged_in_browser, login_mode_only, post_token, upstream_calls
 from tests.mintroute.test_views import assert_refusal
+
+pytestmark = pytest.mark.usefixtures("sharing")  # every test in both SPORTS_TOKEN_SHARING modes
 
 DEVICE = "tests.mintroute.device_auth.DeviceAuthentication"
 SESSION = "mintroute.authentication.SessionAuthentication"
@@ -115,6 +117,7 @@ def test_an_app_with_a_cookie_jar_reuses_its_token(device_only: Any, site_key: s
     assert upstream_calls(site_key) == 1
 
 
+@login_mode_only
 def test_another_app_credential_is_another_login(device_only: Any) -> None:
     User.objects.create_user("second-phone", password="pw")
     jar = Client(enforce_csrf_checks=True)

@@ -1,4 +1,5 @@
-"""Every row of the mint route's table, through Django's test client with real sessions and CSRF."""
+"""Every row of the mint route's table, through Django's test client with real sessions and CSRF,
+in both SPORTS_TOKEN_SHARING modes (the `sharing` fixture) unless a test is about "login" mode alone."""
 
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ from django.test import Client
 from sportsproxy.sandbox.accounts.keys import hash_secret
 from sportsproxy.sandbox.clock import ManualClock
 from sportsproxy.sandbox.models import ApiKey
-from tests.mintroute.conftest import logged_in_browser, post_token, upstream_calls
+from tests.mintroute.conftest import logged_in_browser, login_mode_only, post_token, upstream_calls
 from tests.upstreams import closed_port_url, fake_upstream, http_response
+
+pytestmark = pytest.mark.usefixtures("sharing")
 
 
 def assert_refusal(response: Any, status: int, code: str) -> dict[str, Any]:
@@ -205,6 +208,7 @@ def test_reason_unauthorized_always_mints_afresh(browser: Client, site_key: str)
     assert upstream_calls(site_key) == 2
 
 
+@login_mode_only
 def test_another_session_gets_its_own_token(site_key: str) -> None:
     first = post_token(logged_in_browser("alice")).json()["token"]
     second = post_token(logged_in_browser("bob")).json()["token"]
@@ -300,6 +304,7 @@ def test_an_unreachable_rate_limit_store_fails_closed_with_503(browser: Client, 
     assert "cache" in body["message"]
 
 
+@login_mode_only
 def test_the_reusable_token_is_kept_in_a_signed_httponly_cookie(browser: Client) -> None:
     response = post_token(browser)
     cookie = response.cookies["sports_token"]
@@ -309,6 +314,7 @@ def test_the_reusable_token_is_kept_in_a_signed_httponly_cookie(browser: Client)
     assert "sessionid" not in response.cookies  # minting writes nothing to the session
 
 
+@login_mode_only
 def test_a_tampered_or_foreign_token_cookie_is_not_reused(browser: Client, site_key: str) -> None:
     first = post_token(browser).json()["token"]
     browser.cookies["sports_token"] = browser.cookies["sports_token"].value.replace("a", "b", 1) + "x"

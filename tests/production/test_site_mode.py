@@ -1,0 +1,338 @@
+"""SPORTS_TOKEN_SHARING with real components: two processes of the site (gunicorn's WSGI and uvicorn's
+ASGI, so both entries of the route) sharing one Redis and one database, a counting stand-in service on a
+socket (tests/counting_service.py), and concurrent callers.
+
+Callers authenticate with a token header (tests/mintroute/device_auth.py) and each comes from its own
+address (X-Forwarded-For behind one trusted proxy), so twenty users are twenty users to the rate limits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import secrets
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+import redis
+
+from tests.counting_service import CountingService
+from tests.production.cluster import PROJECT_ROOT, free_port
+
+REDIS_URL = "redis://127.0.0.1:6379/12"  # a database of its own, flushed before each test
+USERS = 24
+PASSWORD = "site-mode-pass-123"
+TIMEOUT = 1  # SPORTS_TIMEOUT of the processes: a hanging service costs each mint 1 s
+
+
+class Site:
+    """Two processes of the project serving one site."""
+
+    def __init__(self, mode: str, database: Path, service: CountingService) -> None:
+        self.service = service
+        self.environment = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "tests.production.site_mode_settings",
+            "DJANGO_ENV_FILE": "",
+            "DJANGO_DEBUG": "1",
+            "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
+            "DATABASE_URL": f"sqlite:///{database}",
+            "REDIS_URL": REDIS_URL,
+            "SPORTS_SANDBOX": "0",
+            "SPORTS_BASE_URL": service.url,
+            "SPORTS_API_KEY": "sk_test_" + secrets.token_urlsafe(32),
+            "SPORTS_TOKEN_SHARING": mode,
+            "SPORTS_TOKEN_RATE": "5/h",  # an hour-long window: no test straddles two
+            "SPORTS_TRUSTED_PROXY_COUNT": "1",
+            "SPORTS_TIMEOUT": str(TIMEOUT),
+            "DJANGO_LOG_LEVEL": "ERROR",
+        }
+        self.processes: list[subprocess.Popen[bytes]] = []
+        self.urls: list[str] = []
+
+    def manage(self, *arguments: str) -> None:
+        subprocess.run(  # noqa: S603 - fixed interpreter and script
+            [sys.executable, "manage.py", *arguments], cwd=PROJECT_ROOT, env=self.environment, check=True, timeout=120
+        )
+
+    def start(self) -> None:
+        wsgi, asgi = free_port(), free_port()
+        commands = [
+            ["-m", "gunicorn", "config.wsgi:application", "--bind", f"127.0.0.1:{wsgi}", "--threads", "32"],
+            ["-m", "uvicorn", "config.asgi:application", "--port", str(asgi), "--log-level", "warning"],
+        ]
+        for command, port in zip(commands, (wsgi, asgi), strict=True):
+            process = subprocess.Popen(  # noqa: S603 - fixed interpreter and modules
+                [sys.executable, *command], cwd=PROJECT_ROOT, env=self.environment, start_new_session=True
+            )
+            self.processes.append(process)
+            self.urls.append(f"http://127.0.0.1:{port}")
+        deadline = time.monotonic() + 30
+        for url in self.urls:
+            while True:
+                try:
+                    if httpx2.get(f"{url}/healthz", timeout=1).status_code == 200:
+                        break
+                except httpx2.TransportError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{url} did not start within 30 s")
+                time.sleep(0.2)
+
+    def kill(self, node: int) -> None:
+        """SIGKILL a process and its workers at once, as an OOM killer or a lost machine would."""
+        os.killpg(self.processes[node].pid, signal.SIGKILL)
+        self.processes[node].wait(timeout=10)
+
+    def stop(self) -> None:
+        for process in self.processes:
+            process.terminate()
+        for process in self.processes:
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
+
+    def mint(
+        self, user: int, *, node: int = 0, reason: str | None = None, client: httpx2.Client | None = None
+    ) -> httpx2.Response:
+        """User `user`'s call (token header, its own address) to process `node`."""
+        headers = {"Authorization": f"Device user{user}", "X-Forwarded-For": f"198.51.100.{user}"}
+        body = {"reason": reason} if reason else {}
+        caller = client or httpx2
+        return caller.post(f"{self.urls[node % 2]}/api/sports-token", json=body, headers=headers, timeout=15)  # type: ignore[attr-defined]
+
+
+@pytest.fixture(scope="module")
+def database(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One migrated SQLite database with the users, for every site of this module."""
+    redis.Redis.from_url(REDIS_URL, socket_connect_timeout=3).ping()
+    path = tmp_path_factory.mktemp("site-mode") / "db.sqlite3"
+    setup = Site("login", path, CountingService())
+    setup.manage("migrate", "--no-input", "-v", "0")
+    users = "; ".join(
+        [f"User.objects.create_user('user{n}', password='{PASSWORD}')" for n in range(USERS)]
+        + ["User.objects.create_user('inactive', is_active=False)"]
+    )
+    setup.manage("shell", "-c", f"from django.contrib.auth.models import User; {users}")
+    return path
+
+
+def running_site(mode: str, database: Path) -> Iterator[Site]:
+    service = CountingService()
+    site = Site(mode, database, service)
+    try:
+        site.start()
+        yield site
+    finally:
+        site.stop()
+        service.close()
+        redis.Redis.from_url(REDIS_URL).flushdb()
+
+
+@pytest.fixture(scope="module")
+def shared_site(database: Path) -> Iterator[Site]:
+    yield from running_site("site", database)
+
+
+@pytest.fixture(scope="module")
+def login_site(database: Path) -> Iterator[Site]:
+    yield from running_site("login", database)
+
+
+@pytest.fixture(params=["login", "site"])
+def any_site(request: pytest.FixtureRequest) -> Site:
+    site: Site = request.getfixturevalue("shared_site" if request.param == "site" else "login_site")
+    return site
+
+
+@pytest.fixture(autouse=True)
+def fresh_state() -> None:
+    """No site token, no lock, no rate-limit count left by the previous test."""
+    redis.Redis.from_url(REDIS_URL).flushdb()
+
+
+def at_once(site: Site, users: range, reason: str | None = None) -> list[httpx2.Response]:
+    """Every user of `users` calls at the same moment, alternately through each process."""
+    barrier = threading.Barrier(len(users))
+    answers: dict[int, httpx2.Response] = {}
+
+    def call(user: int) -> None:
+        barrier.wait(timeout=10)
+        answers[user] = site.mint(user, node=user, reason=reason)
+
+    threads = [threading.Thread(target=call, args=(user,)) for user in users]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    return [answers[user] for user in users]
+
+
+def test_twenty_users_minting_at_once_through_two_processes_cost_one_mint(shared_site: Site) -> None:
+    shared_site.service.reset()
+    shared_site.service.delay = 0.5  # the mint is in flight while the others arrive
+    try:
+        answers = at_once(shared_site, range(20))
+    finally:
+        shared_site.service.delay = 0
+    assert [answer.status_code for answer in answers] == [200] * 20, [answer.text for answer in answers]
+    assert len({answer.json()["token"] for answer in answers}) == 1
+    assert shared_site.service.requests == 1
+    assert shared_site.service.mints == 1
+
+
+def test_the_same_twenty_users_in_login_mode_cost_twenty(login_site: Site) -> None:
+    login_site.service.reset()
+    answers = at_once(login_site, range(20))
+    assert [answer.status_code for answer in answers] == [200] * 20
+    assert login_site.service.mints == 20
+
+
+def test_an_unauthorized_flood_costs_at_most_one_mint_per_ten_seconds(shared_site: Site) -> None:
+    service = shared_site.service
+    service.reset()
+    first = shared_site.mint(0).json()["token"]
+    flood = at_once(shared_site, range(20), reason="unauthorized")
+    replaced = time.monotonic()
+    assert [answer.status_code for answer in flood] == [200] * 20
+    replacements = {answer.json()["token"] for answer in flood}
+    assert len(replacements) == 1
+    assert first not in replacements
+    assert service.mints == 2
+    again = at_once(shared_site, range(20), reason="unauthorized")
+    assert {answer.json()["token"] for answer in again} == replacements
+    assert service.mints == 2
+    time.sleep(max(0.0, replaced + 10.5 - time.monotonic()))
+    later = at_once(shared_site, range(20), reason="unauthorized")
+    assert len({answer.json()["token"] for answer in later}) == 1
+    assert service.mints == 3
+
+
+def logged_in(url: str, username: str) -> httpx2.Client:
+    browser = httpx2.Client(base_url=url, timeout=10)
+    page = browser.get("/accounts/login/")
+    form_token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
+    assert form_token is not None
+    answer = browser.post(
+        "/accounts/login/",
+        data={"username": username, "password": PASSWORD, "csrfmiddlewaretoken": form_token.group(1)},
+        headers={"X-Forwarded-For": "198.51.100.200"},
+    )
+    assert answer.status_code == 302, answer.text
+    return browser
+
+
+def test_every_rule_still_refuses_what_it_refused(shared_site: Site) -> None:
+    service = shared_site.service
+    service.reset()
+    for node, url in enumerate(shared_site.urls):
+        anonymous = httpx2.post(f"{url}/api/sports-token", json={}, headers={"X-Forwarded-For": "198.51.100.201"})
+        assert (anonymous.status_code, anonymous.json()["error"]) == (401, "not_authenticated")
+        stranger = httpx2.post(f"{url}/api/sports-token", json={}, headers={"Authorization": "Device nobody"})
+        assert (stranger.status_code, stranger.json()["error"]) == (401, "not_authenticated")
+        inactive = httpx2.post(f"{url}/api/sports-token", json={}, headers={"Authorization": "Device inactive"})
+        assert inactive.status_code in (401, 403)  # Django's ModelBackend does not authenticate inactive users
+        wrong_body = shared_site.mint(1, node=node, reason="bogus")
+        assert (wrong_body.status_code, wrong_body.json()["error"]) == (400, "bad_request")
+        browser = logged_in(url, f"user{2 + node}")
+        try:
+            no_csrf = browser.post("/api/sports-token", json={}, headers={"X-Forwarded-For": "198.51.100.202"})
+            assert (no_csrf.status_code, no_csrf.json()["error"]) == (403, "csrf_failed")
+            with_csrf = browser.post(
+                "/api/sports-token",
+                json={},
+                headers={"X-CSRFToken": browser.cookies["csrftoken"], "X-Forwarded-For": "198.51.100.203"},
+            )
+            assert with_csrf.status_code == 200
+        finally:
+            browser.close()
+    assert service.requests == 1  # the one admitted call; no refusal reached the service
+    statuses = [shared_site.mint(4, node=turn).status_code for turn in range(6)]
+    assert statuses == [200] * 5 + [429]  # 5/h for this user across both processes
+    assert service.requests == 1  # all five answered with the site's token
+
+
+# kind -> the route's status and error code when nothing can be ridden through
+FAILURES = {
+    "down": (503, "upstream_unavailable"),
+    "hanging": (504, "upstream_timeout"),
+    "rate_limited": (503, "upstream_rate_limited"),
+    "garbage": (502, "upstream_error"),
+}
+
+
+@pytest.mark.parametrize("kind", FAILURES)
+def test_an_outage_is_ridden_through_with_more_than_a_minute_left(any_site: Site, kind: str) -> None:
+    service = any_site.service
+    user = 10 + list(FAILURES).index(kind)
+    with httpx2.Client() as jar:  # a browser's cookie jar (the login's token in "login" mode)
+        service.reset()
+        service.switch("ok", lifetime=100)  # born past half-life: every call mints again
+        held = any_site.mint(user, node=0, client=jar).json()
+        service.switch(kind)
+        riding = any_site.mint(user, node=1, client=jar)
+        assert riding.status_code == 200, riding.text
+        assert riding.json() == held  # the token and its true expiresAt
+        unauthorized = any_site.mint(user, node=0, client=jar, reason="unauthorized")
+        assert (unauthorized.status_code, unauthorized.json()["error"]) == FAILURES[kind]
+        service.switch("ok", lifetime=50)
+        assert any_site.mint(user, node=1, client=jar).status_code == 200
+        service.switch(kind)
+        refused = any_site.mint(user, node=0, client=jar)
+        assert (refused.status_code, refused.json()["error"]) == FAILURES[kind]
+
+
+def test_never_after_upstream_unauthorized(any_site: Site) -> None:
+    service = any_site.service
+    with httpx2.Client() as jar:
+        service.reset()
+        service.switch("ok", lifetime=100)
+        assert any_site.mint(20, client=jar).status_code == 200
+        service.switch("unauthorized")
+        for node in (0, 1):
+            refused = any_site.mint(20, node=node, client=jar)
+            assert (refused.status_code, refused.json()["error"]) == (502, "upstream_unauthorized")
+
+
+def test_a_process_that_dies_holding_the_lock_delays_the_others_no_longer_than_the_lock(database: Path) -> None:
+    """The lock lives 2 x SPORTS_TIMEOUT + 2 = 4 s: the other process mints once it has expired."""
+    service = CountingService()
+    site = Site("site", database, service)
+    try:
+        site.start()
+        service.switch("hanging")
+        holder = threading.Thread(target=lambda: _quietly(lambda: site.mint(0, node=0)), daemon=True)
+        holder.start()
+        store = redis.Redis.from_url(REDIS_URL)
+        deadline = time.monotonic() + 5
+        while not store.keys("*site-token*:lock") and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert store.keys("*site-token*:lock"), "the first process never took the lock"
+        locked_at = time.monotonic()
+        site.kill(0)  # mid-mint, holding the lock
+        service.switch("ok")
+        answer = site.mint(1, node=1)
+        waited = time.monotonic() - locked_at
+        assert answer.status_code == 200, answer.text
+        assert service.mints == 1
+        assert 3 <= waited < 6, waited
+    finally:
+        site.stop()
+        service.close()
+        redis.Redis.from_url(REDIS_URL).flushdb()
+
+
+def _quietly(call: Callable[[], object]) -> None:
+    """Run `call`, ignoring the broken connection of a process killed under it."""
+    with contextlib.suppress(httpx2.HTTPError):
+        call()
