@@ -1,6 +1,6 @@
 /**
  * Browser client for the sports-data service. Dependency-free ES modules: load this file as it
- * is (the README shows the import line), with its siblings beside it.
+ * is (the README beside it shows the import line), with its siblings beside it.
  *
  *     const client = new SportsClient({
  *       authEndpoint: "/api/sports-token",
@@ -14,18 +14,19 @@
  * mints and requests time out, and close() settles whatever is pending.
  *
  * The folder, one idea per file:
- *     sports-client.js   this file: the client and its options
- *     constants.js       close codes, error codes, reasons and states, named once
- *     errors.js          RpcError, UnauthorizedError, AuthEndpointError
- *     events.js          the "state", "error" and "token" events
- *     timing.js          backoff, retry-after and timers
- *     mint.js            getting one token from the mint route or fetchToken
- *     tab-sharing.js     one mint per refresh across tabs: a Web Lock and a BroadcastChannel
- *     token-keeper.js    holding the token and refreshing it
- *     rpc.js             JSON-RPC envelopes and calls over HTTP
- *     connection.js      one WebSocket: its pending requests, and its silence
- *     subscriptions.js   each subscription's state, and the registry of them
- *     live-socket.js     connecting, reconnecting, giving up
+ *     sports-client.js       this file: the client and its options
+ *     constants.js           close codes, error codes, reasons and states, named once
+ *     errors.js              RpcError, UnauthorizedError, AuthEndpointError
+ *     events.js              the "state", "error" and "token" events
+ *     timing.js              backoff, retry-after and timers
+ *     mint.js                getting one token from the mint route or fetchToken
+ *     tab-sharing.js         one mint per refresh across tabs: a Web Lock and a BroadcastChannel
+ *     token-keeper.js        holding the token and refreshing it
+ *     rpc.js                 JSON-RPC envelopes and calls over HTTP
+ *     connection.js          one WebSocket: its pending requests, and its silence
+ *     reconnect-schedule.js  the reconnect backoff, refusals in a row, and a server's retryAfter
+ *     subscriptions.js       each subscription's state, and the registry of them
+ *     live-socket.js         connecting, reconnecting, giving up
  */
 
 import { ERROR, REASON, STATE } from "./constants.js";
