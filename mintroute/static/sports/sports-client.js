@@ -152,8 +152,8 @@ export class SportsClient {
     },
   };
 
-  /** @param {SportsClientOptions} options */
-  constructor(options) {
+  /** @param {SportsClientOptions} options (none at all is refused by checkOptions, with the fix) */
+  constructor(options = /** @type {SportsClientOptions} */ ({})) {
     const settings = { ...DEFAULTS, ...dropUndefined(options) };
     const { authEndpoint, fetchToken, authHeaders } = settings;
     checkOptions(settings);

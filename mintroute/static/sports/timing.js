@@ -67,7 +67,7 @@ export class Timers {
 
   /** Resolves after delayMs, or at once when cancelAll() runs, so nothing waits forever. */
   sleep(delayMs) {
-    return new Promise((resolve) => {
+    return new Promise(/** @param {(value?: void) => void} resolve */ (resolve) => {
       const wake = () => {
         this.#sleepers.delete(wake);
         resolve();
