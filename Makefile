@@ -67,6 +67,7 @@ jstest:
 typecheck: tests/types/node_modules/.installed
 	tests/types/node_modules/.bin/tsc -p tests/types
 	tests/types/node_modules/.bin/tsc -p tests/types/tsconfig.no-dom.json
+	tests/types/node_modules/.bin/tsc -p tests/types/tsconfig.checkjs.json
 
 tests/types/node_modules/.installed: tests/types/package.json tests/types/package-lock.json
 	npm ci --prefix tests/types --no-audit --no-fund --loglevel=error

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from sportsproxy import service
+
 
 class SportsError(Exception):
     """Base of every SDK error. `request_id` is the JSON-RPC id of the failed call, when one was sent."""
@@ -112,14 +114,14 @@ class SportsProtocolError(SportsTransportError):
 
 
 ERROR_CLASSES: dict[str, type[SportsAPIError]] = {
-    "unauthorized": UnauthorizedError,
-    "forbidden": ForbiddenError,
-    "rate_limited": RateLimitedError,
-    "invalid_params": InvalidParamsError,
-    "invalid_request": InvalidRequestError,
-    "parse_error": InvalidRequestError,
-    "method_not_found": MethodNotFoundError,
-    "internal_error": ServiceInternalError,
+    service.UNAUTHORIZED: UnauthorizedError,
+    service.FORBIDDEN: ForbiddenError,
+    service.RATE_LIMITED: RateLimitedError,
+    service.INVALID_PARAMS: InvalidParamsError,
+    service.INVALID_REQUEST: InvalidRequestError,
+    service.PARSE_ERROR: InvalidRequestError,
+    service.METHOD_NOT_FOUND: MethodNotFoundError,
+    service.INTERNAL_ERROR: ServiceInternalError,
 }
 
 

@@ -211,3 +211,25 @@ def test_a_function_that_is_not_there_is_reported() -> None:
         "mintroute/body.py: TokenRequestParser.render",
         "mintroute/static/sports/token-keeper.js: #forget",
     ]
+
+
+# --- the browser client's module lists: its entry file's header and browser-client.md's table ------
+
+CLIENT = ROOT / "mintroute" / "static" / "sports"
+HEADER_ENTRY = re.compile(r"^ \*     ([\w-]+\.js) ", re.MULTILINE)
+TABLE_ENTRY = re.compile(r"^\| `([\w-]+\.js)` \|", re.MULTILINE)
+
+
+def client_modules() -> set[str]:
+    return {path.name for path in CLIENT.glob("*.js")}
+
+
+def test_the_entry_files_header_lists_every_module_of_the_folder() -> None:
+    header = (CLIENT / "sports-client.js").read_text().split("*/", 1)[0]
+    assert len(client_modules()) >= 10  # the glob still finds them
+    assert sorted(HEADER_ENTRY.findall(header)) == sorted(client_modules())
+
+
+def test_browser_client_md_lists_every_module_of_the_folder() -> None:
+    page = (ROOT / "docs" / "browser-client.md").read_text()
+    assert sorted(TABLE_ENTRY.findall(page)) == sorted(client_modules())

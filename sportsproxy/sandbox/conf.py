@@ -6,11 +6,12 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-# The service's own facts. The SDK (`sportsproxy.service`) writes the ones it needs again on
-# purpose: the sandbox stands for a remote service, and must not borrow them from its client.
+from sportsproxy import service
+
+# The service's own facts; those the SDK needs too are written once, in sportsproxy.service.
 TIERS = ("free", "starter", "growth", "business")
 ENVIRONMENTS = ("live", "test")
-TTL_MIN, TTL_MAX, TTL_DEFAULT = 60, 86400, 600  # seconds a token may live
+TTL_MIN, TTL_MAX, TTL_DEFAULT = service.TTL_MIN, service.TTL_MAX, service.TTL_DEFAULT  # seconds a token may live
 
 
 @dataclass(frozen=True)

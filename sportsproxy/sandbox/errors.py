@@ -4,14 +4,32 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-PARSE_ERROR = "parse_error"
-INVALID_REQUEST = "invalid_request"
-METHOD_NOT_FOUND = "method_not_found"
-INVALID_PARAMS = "invalid_params"
-UNAUTHORIZED = "unauthorized"
-FORBIDDEN = "forbidden"
-RATE_LIMITED = "rate_limited"
-INTERNAL_ERROR = "internal_error"
+# The codes are written once, in sportsproxy.service.
+from sportsproxy.service import (
+    FORBIDDEN,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    RATE_LIMITED,
+    UNAUTHORIZED,
+)
+
+__all__ = [
+    "FORBIDDEN",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "RATE_LIMITED",
+    "UNAUTHORIZED",
+    "RpcError",
+    "UnauthorizedReason",
+    "invalid_params",
+    "unauthorized",
+]
 
 
 class RpcError(Exception):

@@ -1,4 +1,4 @@
-"""The README's browser-client snippet reads Django's CSRF token from the page, so the route still
+"""The browser-client snippet of docs/browser-client.md reads Django's CSRF token from the page, so the route still
 takes it on a site that hides the CSRF cookie from scripts (`CSRF_COOKIE_HTTPONLY = True`)."""
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ urlpatterns += [path("sports/", TemplateView.as_view(template_name="sports.html"
 """
 
 
-def test_the_readme_snippet_reads_a_token_the_route_takes_with_an_httponly_cookie(
+def test_the_documented_snippet_reads_a_token_the_route_takes_with_an_httponly_cookie(
     installed_python: Path, sandbox: Sandbox, tmp_path: Path
 ) -> None:
-    snippet = SNIPPET.search((PROJECT_ROOT / "README.md").read_text())
+    snippet = SNIPPET.search((PROJECT_ROOT / "docs" / "browser-client.md").read_text())
     assert snippet is not None
     assert "document.cookie" not in snippet["code"]
     site = ForeignSite(

@@ -1,7 +1,7 @@
 """A foreign site's OWN test suite on the pytest plugin, run by its own pytest in a new virtual
 environment holding only the wheel's `sandbox` extra, pytest and pytest-django.
 
-Its test files are the README's example and docs/testing.md's complete example, taken from the
+Its test files are docs/testing.md's shortest test and its complete example, taken from the
 documents as they are, plus two probes: one proves the plugin starts a server (a child process of
 pytest) when a fixture is used and stops it at the end of the session; the other, run alone,
 proves a file that uses no fixture starts none.
@@ -83,7 +83,7 @@ def site(sandbox_python: Path, tmp_path: Path) -> ForeignSite:
     (suite / "test_sports_integration.py").write_text(
         python_block(PROJECT_ROOT / "docs" / "testing.md", "# tests/test_sports_integration.py")
     )
-    (suite / "test_sports.py").write_text(python_block(PROJECT_ROOT / "README.md", "# tests/test_sports.py"))
+    (suite / "test_sports.py").write_text(python_block(PROJECT_ROOT / "docs" / "testing.md", "# tests/test_sports.py"))
     (suite / "test_sandbox_process.py").write_text(USES_THE_FIXTURE)
     (site.root / "plain").mkdir()
     (site.root / "plain" / "test_plain.py").write_text(USES_NO_FIXTURE)

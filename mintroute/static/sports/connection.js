@@ -14,11 +14,13 @@ export class Connection {
   #timeoutMs;
   #now;
   #lastFrameAtMs;
+  /** @type {unknown} */
   #silenceTimer = null;
   #pending = new Map();
   #nextId = 1;
   #disposed = false;
   /** The last error the service answered on this socket: a 4429 close refers to it. */
+  /** @type {unknown} */
   lastError = null;
 
   constructor({ WebSocket, url, timers, now, timeoutMs, onOpen, onNotification, onClose }) {

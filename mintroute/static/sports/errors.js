@@ -16,9 +16,17 @@ const FINAL_MINT_STATUSES = new Set([401, 403]);
  * itself: "unavailable" (unreachable, socket lost), "timeout", "bad_response", "closed".
  */
 export class RpcError extends Error {
+  /** @type {"RpcError" | "UnauthorizedError"} */
+  name = "RpcError";
+
+  /**
+   * @param {string} code
+   * @param {string} message
+   * @param {unknown} [data]
+   * @param {{ requestId?: string | null, cause?: unknown }} [options]
+   */
   constructor(code, message, data = undefined, { requestId = null, cause } = {}) {
     super(message, cause === undefined ? undefined : { cause });
-    this.name = "RpcError";
     this.code = code;
     this.data = data;
     this.requestId = requestId;
@@ -27,11 +35,21 @@ export class RpcError extends Error {
 
 /** The credential was refused, and refused again with a newly minted token. */
 export class UnauthorizedError extends RpcError {
+  /** @type {"UnauthorizedError"} */
+  name = "UnauthorizedError";
+  /** @type {"unauthorized"} */
+  code = ERROR.UNAUTHORIZED;
+
+  /**
+   * @param {string} message
+   * @param {unknown} [data]
+   * @param {{ requestId?: string | null, cause?: unknown }} [options]
+   */
   constructor(message, data = undefined, options = {}) {
     super(ERROR.UNAUTHORIZED, message, data, options);
-    this.name = "UnauthorizedError";
     /** The service's `error.data.reason` ("expired_token", "revoked_key", ...), or null. */
-    this.reason = typeof data?.reason === "string" ? data.reason : null;
+    const reason = /** @type {{ reason?: unknown } | undefined} */ (data)?.reason;
+    this.reason = typeof reason === "string" ? reason : null;
   }
 }
 
@@ -42,16 +60,26 @@ export class UnauthorizedError extends RpcError {
  * sign in again.
  */
 export class AuthEndpointError extends Error {
+  /** @type {"AuthEndpointError"} */
+  name = "AuthEndpointError";
+
+  /**
+   * @param {string} message
+   * @param {{ status?: number, retryAfter?: number | null, final?: boolean, cause?: unknown }} [options]
+   */
   constructor(message, { status = 0, retryAfter = null, final = FINAL_MINT_STATUSES.has(status), cause } = {}) {
     super(message, cause === undefined ? undefined : { cause });
-    this.name = "AuthEndpointError";
     this.status = status;
     this.retryAfter = retryAfter;
     this.final = final;
   }
 }
 
-/** A short description of something thrown, for a message that says what went wrong. */
+/**
+ * A short description of something thrown, for a message that says what went wrong.
+ * @param {any} thrown anything a `throw` may carry
+ * @returns {string}
+ */
 export function describe(thrown) {
   return thrown?.message ?? String(thrown);
 }

@@ -16,6 +16,7 @@ export function callSafely(listener, ...args) {
 
 /** The listeners of each event; a listener that throws does not stop the others. */
 export class Emitter {
+  /** @type {Map<string, Set<Function>>} */
   #listeners = new Map(EVENT_NAMES.map((name) => [name, new Set()]));
 
   /** Listens to `eventName`; returns the function that stops listening. */
@@ -29,6 +30,7 @@ export class Emitter {
   }
 
   emit(eventName, payload) {
-    for (const listener of [...this.#listeners.get(eventName)]) callSafely(listener, payload);
+    const listeners = /** @type {Set<Function>} */ (this.#listeners.get(eventName));
+    for (const listener of [...listeners]) callSafely(listener, payload);
   }
 }

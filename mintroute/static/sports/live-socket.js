@@ -14,15 +14,23 @@ import { RpcError, UnauthorizedError } from "./errors.js";
 import { ReconnectSchedule } from "./reconnect-schedule.js";
 import { Subscriptions } from "./subscriptions.js";
 
+/** @typedef {import("./timing.js").Timers} Timers */
+/** @typedef {import("./token-keeper.js").TokenKeeper} TokenKeeper */
+
+/** @type {Set<number | null>} */
 const FINAL_CLOSE_CODES = new Set([CLOSE.POLICY_VIOLATION, CLOSE.FORBIDDEN]);
 /** Notifications after which the server closes with 4401: the socket's credential is gone. */
+/** @type {Set<string>} */
 const CREDENTIAL_ENDED = new Set([NOTIFICATION.AUTH_EXPIRED, NOTIFICATION.AUTH_REVOKED]);
 /** The states in which the page wants a socket: the client connects, and reconnects after a drop. */
+/** @type {Set<string>} */
 const WANTED_STATES = new Set([STATE.CONNECTING, STATE.OPEN, STATE.RECONNECTING]);
 /** The server pings after 25 s of silence, so a minute without any frame means a dead socket. */
 const SILENCE_LIMIT_MS = 60_000;
 /** Refusals of a subscription that no retry can change. */
+/** @type {Set<string>} */
 const FINAL_SUBSCRIBE_CODES = new Set([ERROR.INVALID_PARAMS, ERROR.FORBIDDEN]);
+/** @type {Set<string>} */
 const CONNECTION_LOST_CODES = new Set([ERROR.UNAVAILABLE, ERROR.CLOSED]);
 
 /** A 4429 close: the rate_limited answer that came before it (with its retryAfter), or one like it. */
@@ -46,12 +54,15 @@ export class LiveSocket {
   #now;
   #timeoutMs;
   #events;
+  /** @type {import("./sports-client.js").ConnectionState} */
   #state = STATE.IDLE;
   #online = true;
   #attempting = false;
+  /** @type {Connection | null} */
   #connection = null;
+  /** @type {string | null} */
   #socketToken = null;
-  /** Why the next attempt needs a new token ("reconnect" | "unauthorized"), or null. */
+  /** Why the next attempt needs a new token, or null. @type {"reconnect" | "unauthorized" | null} */
   #renewReason = null;
   #schedule;
   #retryTimer = null;
@@ -117,7 +128,7 @@ export class LiveSocket {
   /** A new token replaces the socket's credential without reconnecting. */
   reauthenticate(token) {
     const connection = this.#connection;
-    if (this.#state !== STATE.OPEN || token === this.#socketToken) return;
+    if (this.#state !== STATE.OPEN || !connection || token === this.#socketToken) return;
     this.#socketToken = token;
     connection.request("auth", { token }).catch((error) => {
       if (connection !== this.#connection) return;
@@ -129,7 +140,7 @@ export class LiveSocket {
 
   /** Closes the open socket the way a network drop would; the reconnect logic takes over. */
   drop() {
-    if (this.#state === STATE.OPEN) this.#lost(this.#connection, {});
+    if (this.#state === STATE.OPEN && this.#connection) this.#lost(this.#connection, {});
   }
 
   /** The browser says the network is back: a reconnect waiting for its timer goes now. */
@@ -286,6 +297,10 @@ export class LiveSocket {
    * credential ended), `closeCode` (closed by the server or the network), `error` (the attempt
    * failed: timeout, rate_limited, ...), or nothing (dropped by us: dead or dropConnection()).
    */
+  /**
+   * @param {Connection} connection
+   * @param {{ refusal?: UnauthorizedError | null, closeCode?: number | null, error?: unknown }} why
+   */
   #lost(connection, { refusal = null, closeCode = null, error = null }) {
     const wasOpen = this.#state === STATE.OPEN;
     connection.close();
@@ -395,9 +410,10 @@ export class LiveSocket {
     const serverId = subscription.serverId;
     if (!this.#subscriptions.remove(subscription)) return;
     subscription.close();
-    if (serverId === null || this.#state !== STATE.OPEN) return;
+    const connection = this.#connection;
+    if (serverId === null || this.#state !== STATE.OPEN || !connection) return;
     try {
-      await this.#connection.request("matches.unsubscribe", { subscriptionId: serverId });
+      await connection.request("matches.unsubscribe", { subscriptionId: serverId });
     } catch (error) {
       // A closed socket drops the subscription anyway.
       if (!CONNECTION_LOST_CODES.has(error.code)) throw error;

@@ -20,6 +20,7 @@ export class ReconnectSchedule {
   /** Refusals of the credential in a row. */
   #refusals = 0;
   /** When the current socket authenticated, or null while there is none. */
+  /** @type {number | null} */
   #authenticatedAtMs = null;
   /** The service asked for no attempt before this time (retryAfter). */
   #notBeforeMs = 0;

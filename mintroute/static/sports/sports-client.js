@@ -1,6 +1,6 @@
 /**
  * Browser client for the sports-data service. Dependency-free ES modules: load this file as it
- * is (the README shows the import line), with its siblings beside it.
+ * is (the README beside it shows the import line), with its siblings beside it.
  *
  *     const client = new SportsClient({
  *       authEndpoint: "/api/sports-token",
@@ -14,18 +14,19 @@
  * mints and requests time out, and close() settles whatever is pending.
  *
  * The folder, one idea per file:
- *     sports-client.js   this file: the client and its options
- *     constants.js       close codes, error codes, reasons and states, named once
- *     errors.js          RpcError, UnauthorizedError, AuthEndpointError
- *     events.js          the "state", "error" and "token" events
- *     timing.js          backoff, retry-after and timers
- *     mint.js            getting one token from the mint route or fetchToken
- *     tab-sharing.js     one mint per refresh across tabs: a Web Lock and a BroadcastChannel
- *     token-keeper.js    holding the token and refreshing it
- *     rpc.js             JSON-RPC envelopes and calls over HTTP
- *     connection.js      one WebSocket: its pending requests, and its silence
- *     subscriptions.js   each subscription's state, and the registry of them
- *     live-socket.js     connecting, reconnecting, giving up
+ *     sports-client.js       this file: the client and its options
+ *     constants.js           close codes, error codes, reasons and states, named once
+ *     errors.js              RpcError, UnauthorizedError, AuthEndpointError
+ *     events.js              the "state", "error" and "token" events
+ *     timing.js              backoff, retry-after and timers
+ *     mint.js                getting one token from the mint route or fetchToken
+ *     tab-sharing.js         one mint per refresh across tabs: a Web Lock and a BroadcastChannel
+ *     token-keeper.js        holding the token and refreshing it
+ *     rpc.js                 JSON-RPC envelopes and calls over HTTP
+ *     connection.js          one WebSocket: its pending requests, and its silence
+ *     reconnect-schedule.js  the reconnect backoff, refusals in a row, and a server's retryAfter
+ *     subscriptions.js       each subscription's state, and the registry of them
+ *     live-socket.js         connecting, reconnecting, giving up
  */
 
 import { ERROR, REASON, STATE } from "./constants.js";
@@ -38,12 +39,22 @@ import { TabSharing } from "./tab-sharing.js";
 import { Timers, backoff } from "./timing.js";
 import { TokenKeeper } from "./token-keeper.js";
 
+/** @typedef {import("./sports-client.js").SportsClientOptions} SportsClientOptions */
+/** @typedef {import("./sports-client.js").ClientEvents} ClientEvents */
+/** @typedef {import("./sports-client.js").MatchEvent} MatchEvent */
+/** @typedef {import("./sports-client.js").Sport} Sport */
+/** @typedef {import("./sports-client.js").SportsClient} DeclaredSportsClient */
+
 export { AuthEndpointError, RpcError, UnauthorizedError, backoff };
 
 const DEFAULTS = Object.freeze({ refreshLeewaySec: 30, authTimeoutSec: 10, requestTimeoutSec: 10 });
 const RPC_PATH = "/sdk/v1/rpc";
 const WS_PATH = "/sdk/v1/ws";
 
+/**
+ * @param {{ authEndpoint?: unknown, fetchToken?: unknown, refreshLeewaySec: number, authTimeoutSec: number,
+ *   requestTimeoutSec: number }} options
+ */
 function checkOptions({ authEndpoint, fetchToken, refreshLeewaySec, authTimeoutSec, requestTimeoutSec }) {
   if ((authEndpoint == null) === (fetchToken == null)) {
     throw new TypeError(
@@ -108,6 +119,7 @@ function defaultChannelName({ authEndpoint, baseUrl }) {
 /**
  * The browser flavour of the sports-data client. It holds no API key: tokens come from the
  * integrator's mint route (`authEndpoint`) or from `fetchToken`, and are kept fresh on its own.
+ * @implements {DeclaredSportsClient}
  */
 export class SportsClient {
   #baseUrl;
@@ -126,6 +138,7 @@ export class SportsClient {
   #onOffline = () => this.#live.wentOffline();
   #requests = new Set();
   #nextRequestId = 1;
+  /** @type {Error | null} */
   #stoppedBy = null;
   /** Rejects when the client stops, so every promise it returned settles at that moment. */
   #stopped;
@@ -133,12 +146,14 @@ export class SportsClient {
 
   /** `matches.list` and friends, named as the service names them. */
   matches = {
+    /** @param {{ sports?: Sport[], limit?: number, cursor?: string }} [params] */
     list: ({ sports, limit, cursor } = {}) => {
       return this.rpc("matches.list", dropUndefined({ sports, limit, cursor }));
     },
   };
 
-  constructor(options = {}) {
+  /** @param {SportsClientOptions} options (none at all is refused by checkOptions, with the fix) */
+  constructor(options = /** @type {SportsClientOptions} */ ({})) {
     const settings = { ...DEFAULTS, ...dropUndefined(options) };
     const { authEndpoint, fetchToken, authHeaders } = settings;
     checkOptions(settings);
@@ -212,7 +227,13 @@ export class SportsClient {
     return this.#live.state;
   }
 
-  /** Listens to "state", "error" or "token"; returns the function that stops listening. */
+  /**
+   * Listens to "state", "error" or "token"; returns the function that stops listening.
+   * @template {keyof ClientEvents} Name
+   * @param {Name} eventName
+   * @param {(payload: ClientEvents[Name]) => void} listener
+   * @returns {() => void}
+   */
   on(eventName, listener) {
     return this.#events.on(eventName, listener);
   }
@@ -220,6 +241,8 @@ export class SportsClient {
   /**
    * Calls `method` over HTTP and returns its `result`. A call refused as unauthorized is retried
    * once with a newly minted token, because the held one may have died in flight.
+   * @param {string} method
+   * @param {Record<string, unknown>} [params]
    */
   rpc(method, params = {}) {
     return this.#guard(async () => {
@@ -250,6 +273,8 @@ export class SportsClient {
   /**
    * Subscribes to match events (connecting first if needed). `onEvent` receives
    * {subscriptionId, kind, match} with the local id, which survives reconnects.
+   * @param {{ sports?: Sport[] }} filter
+   * @param {(event: MatchEvent) => void} onEvent
    */
   subscribe({ sports } = {}, onEvent) {
     if (typeof onEvent !== "function") {
@@ -327,6 +352,12 @@ export class SportsClient {
   }
 }
 
+/**
+ * @template {object} T
+ * @param {T} object
+ * @returns {T}
+ */
 function dropUndefined(object) {
-  return Object.fromEntries(Object.entries(object).filter(([, value]) => value !== undefined));
+  const defined = Object.entries(/** @type {object} */ (object)).filter(([, value]) => value !== undefined);
+  return /** @type {T} */ (Object.fromEntries(defined));
 }

@@ -6,6 +6,8 @@
 
 import { tokenShapeProblem } from "./mint.js";
 
+/** @typedef {import("./timing.js").Timers} Timers */
+
 /** BroadcastChannel delivers asynchronously; holding the lock this long lets the news land first. */
 const BROADCAST_SETTLE_MS = 50;
 /** Without Web Locks, tabs whose refresh timers fire together spread out over this window. */
@@ -14,6 +16,7 @@ const MESSAGE_TYPE = "token";
 
 /** This tab's end of the channel and the lock; each part works alone or not at all. */
 export class TabSharing {
+  /** @type {import("./sports-client.js").BroadcastChannelLike | null} */
   #channel = null;
   #locks;
   #lockName;
@@ -24,8 +27,9 @@ export class TabSharing {
 
   /**
    * @param {object} options
-   * @param {(new (name: string) => object) | null | undefined} options.BroadcastChannel its constructor, or none
-   * @param {{request: Function} | null | undefined} options.locks the Web Locks API, or none
+   * @param {(new (name: string) => import("./sports-client.js").BroadcastChannelLike) | null | undefined} options.BroadcastChannel
+   *   its constructor, or none
+   * @param {import("./sports-client.js").LocksLike | null | undefined} options.locks the Web Locks API, or none
    * @param {string} options.channelName the channel's name; the lock is `${channelName}-refresh`
    * @param {Timers} options.timers from timing.js
    * @param {number} options.lockWaitMs a lock not granted by then is done without
@@ -80,7 +84,8 @@ export class TabSharing {
    * mint is better than a tab that cannot refresh.
    */
   exclusively(work) {
-    if (!this.#locks) return work();
+    const locks = this.#locks;
+    if (!locks) return work();
     return new Promise((resolve, reject) => {
       let decided = false;
       const decide = () => {
@@ -104,7 +109,7 @@ export class TabSharing {
         if (this.#shared !== sharedBefore) await this.#timers.sleep(BROADCAST_SETTLE_MS);
       };
       try {
-        Promise.resolve(this.#locks.request(this.#lockName, underLock)).catch(withoutLock);
+        Promise.resolve(locks.request(this.#lockName, underLock)).catch(withoutLock);
       } catch {
         withoutLock();
       }

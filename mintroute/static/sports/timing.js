@@ -12,6 +12,9 @@ const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 /**
  * Full-jitter exponential backoff: a delay drawn uniformly from [0, min(cap, base * 2^attempt)).
  * Jitter keeps many clients that failed together from retrying together.
+ * @param {number} attempt
+ * @param {{ baseMs?: number, capMs?: number, random?: () => number }} [options]
+ * @returns {number}
  */
 export function backoff(attempt, options = {}) {
   const { baseMs = BACKOFF.baseMs, capMs = BACKOFF.capMs, random = Math.random } = options;
@@ -64,7 +67,7 @@ export class Timers {
 
   /** Resolves after delayMs, or at once when cancelAll() runs, so nothing waits forever. */
   sleep(delayMs) {
-    return new Promise((resolve) => {
+    return new Promise(/** @param {(value?: void) => void} resolve */ (resolve) => {
       const wake = () => {
         this.#sleepers.delete(wake);
         resolve();

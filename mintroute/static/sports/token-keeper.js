@@ -11,6 +11,15 @@ import { REASON, REFRESH } from "./constants.js";
 import { AuthEndpointError } from "./errors.js";
 import { retryAfterSec, retryDelayMs } from "./timing.js";
 
+/** @typedef {import("./timing.js").Timers} Timers */
+/** @typedef {import("./tab-sharing.js").TabSharing} TabSharing */
+
+/**
+ * A token as the keeper holds it: the answer, its expiry in local milliseconds, the server's clock
+ * skew, and when to refresh it.
+ * @typedef {{ token: string, expiresAt: string, expiresAtMs: number, skewMs: number, refreshAtMs: number }} HeldToken
+ */
+
 /** Holds one token at a time: current() for a call, replace() after a refusal. */
 export class TokenKeeper {
   #source;
@@ -23,17 +32,25 @@ export class TokenKeeper {
   #tabs;
   #events;
   /** {token, expiresAt, expiresAtMs, skewMs, refreshAtMs}, or null before the first token. */
+  /** @type {HeldToken | null} */
   #held = null;
   /** The service refused this token: it is never sent again, the next use mints afresh. */
+  /** @type {string | null} */
   #refusedToken = null;
+  /** @type {"on-schedule" | "retrying" | "paused" | "stopped"} */
   #phase = REFRESH.ON_SCHEDULE;
+  /** @type {Error | null} */
   #stopReason = null;
+  /** @type {Promise<HeldToken> | null} */
   #inFlight = null;
+  /** @type {AbortController | null} */
   #mintAbort = null;
   /** The next scheduled refresh, or the backoff timer of a failed one (phase RETRYING). */
+  /** @type {unknown} */
   #refreshTimer = null;
   #refreshFailures = 0;
   /** The mint route's Retry-After: {untilMs, status}; no mint before then, whoever asks. */
+  /** @type {{ untilMs: number, status: number } | null} */
   #mintDeferral = null;
 
   /**
@@ -64,14 +81,14 @@ export class TokenKeeper {
 
   /** The token to send now (the latest usable one, fresh or not), or null. */
   get latest() {
-    return this.#usable() ? this.#held.token : null;
+    return this.#usable() ? this.#record.token : null;
   }
 
   /** A token to send: the held one while it is fresh or a refresh is under way, else a new one. */
   async current() {
     this.#resume();
     if (this.#stopReason) throw this.#stopReason;
-    if (this.#usable() && this.#isFresh()) return this.#held.token;
+    if (this.#usable() && this.#isFresh()) return this.#record.token;
     if (this.#usable() && this.#isValid()) return this.#refreshedOrHeld();
     const record = await this.#fetchOnce(this.#reasonForNewToken());
     return record.token;
@@ -83,14 +100,14 @@ export class TokenKeeper {
     // A fetch already under way may bring the replacement; waiting for it saves a second mint.
     if (this.#inFlight) await this.#inFlight.catch(() => {});
     if (this.#stopReason) throw this.#stopReason;
-    if (this.#usable() && this.#held.token !== rejectedToken && this.#isFresh()) return this.#held.token;
+    if (this.#usable() && this.#record.token !== rejectedToken && this.#isFresh()) return this.#record.token;
     const record = await this.#fetchOnce(reason);
     return record.token;
   }
 
   /** The held token while it is valid (fresh or not), else null. */
   validToken() {
-    return this.#usable() && this.#isValid() ? this.#held.token : null;
+    return this.#usable() && this.#isValid() ? this.#record.token : null;
   }
 
   /** The service refused `token`: never send it again. */
@@ -121,12 +138,17 @@ export class TokenKeeper {
     this.#tabs.close();
   }
 
+  /** The held token, where the caller knows there is one (`#usable()`, or one just accepted). */
+  get #record() {
+    return /** @type {HeldToken} */ (this.#held);
+  }
+
   #usable() {
     return this.#held !== null && this.#held.token !== this.#refusedToken;
   }
 
   #isFresh() {
-    return this.#now() < this.#held.refreshAtMs;
+    return this.#now() < this.#record.refreshAtMs;
   }
 
   #isValid() {
@@ -135,7 +157,7 @@ export class TokenKeeper {
 
   /** How long the held token stays valid, on the server's clock. */
   #remainingMs() {
-    return this.#held.expiresAtMs - this.#held.skewMs - this.#now();
+    return this.#record.expiresAtMs - this.#record.skewMs - this.#now();
   }
 
   /**
@@ -144,18 +166,18 @@ export class TokenKeeper {
    * refresh, at most half the held token's remaining life, so it can still go out with it valid.
    */
   async #refreshedOrHeld() {
-    if (this.#phase === REFRESH.RETRYING) return this.#held.token;
+    if (this.#phase === REFRESH.RETRYING) return this.#record.token;
     if (!this.#inFlight) this.#refreshInBackground(); // it reports its own failure
     const refresh = this.#inFlight;
     const remainingMs = this.#remainingMs();
     // No refresh (the route asked us to wait), or one this call need not wait for.
-    if (!refresh || remainingMs > this.#waitForRefreshMs) return this.#held.token;
+    if (!refresh || remainingMs > this.#waitForRefreshMs) return this.#record.token;
     const tooSlow = new Error("the refresh is taking too long");
     try {
       return (await this.#timers.deadline(refresh, remainingMs / 2, () => tooSlow)).token;
     } catch (error) {
       if (error !== tooSlow && (error?.final || this.#stopReason)) throw error;
-      if (this.#usable() && this.#isValid()) return this.#held.token;
+      if (this.#usable() && this.#isValid()) return this.#record.token;
       throw error;
     }
   }
@@ -171,17 +193,19 @@ export class TokenKeeper {
     if (this.#usable()) this.#scheduleRefresh();
   }
 
+  /** @returns {Promise<HeldToken>} */
   #fetchOnce(reason) {
     if (this.#inFlight) return this.#inFlight;
-    const waitMs = this.#mintDeferral ? this.#mintDeferral.untilMs - this.#now() : 0;
-    if (waitMs > 0) {
+    const deferral = this.#mintDeferral;
+    const waitMs = deferral ? deferral.untilMs - this.#now() : 0;
+    if (deferral && waitMs > 0) {
       const seconds = Math.ceil(waitMs / 1000);
       const message = `${this.#source.name} asked to wait ${seconds} s more (Retry-After); no token was requested.`;
-      return Promise.reject(new AuthEndpointError(message, { status: this.#mintDeferral.status, retryAfter: seconds }));
+      return Promise.reject(new AuthEndpointError(message, { status: deferral.status, retryAfter: seconds }));
     }
     this.#cancelRefreshTimer(); // the mint's outcome schedules what comes next
     if (this.#phase === REFRESH.RETRYING) this.#phase = REFRESH.ON_SCHEDULE;
-    this.#inFlight = this.#acquire(reason)
+    const inFlight = this.#acquire(reason)
       .catch((error) => {
         this.#mintFailed(error);
         throw error;
@@ -189,7 +213,8 @@ export class TokenKeeper {
       .finally(() => {
         this.#inFlight = null;
       });
-    return this.#inFlight;
+    this.#inFlight = inFlight;
+    return inFlight;
   }
 
   #mintFailed(error) {
@@ -215,7 +240,7 @@ export class TokenKeeper {
     return this.#tabs.exclusively(async () => {
       if (this.#stopReason) throw this.#stopReason;
       // Queued behind another tab that has just shared a new token: nothing left to do.
-      if (this.#usable() && this.#isFresh()) return this.#held;
+      if (this.#usable() && this.#isFresh()) return this.#record;
       return this.#mintAndShare(reason);
     });
   }
@@ -225,7 +250,7 @@ export class TokenKeeper {
     if (this.#stopReason) throw this.#stopReason;
     this.#accept(record, { reason, mintedBy: "self" });
     this.#tabs.share(record, reason);
-    return this.#held;
+    return this.#record;
   }
 
   /** One token from the source, or AuthEndpointError (status 0) once the timeout has passed. */
@@ -250,7 +275,7 @@ export class TokenKeeper {
   #receiveFromTab(record, reason) {
     if (this.#stopReason) return;
     // Adopt only what outlives our own token, and never a token that is already due for refresh.
-    if (this.#usable() && record.expiresAtMs <= this.#held.expiresAtMs) return;
+    if (this.#usable() && record.expiresAtMs <= this.#record.expiresAtMs) return;
     if (this.#held?.token === record.token) return;
     if (record.expiresAtMs - (this.#now() + record.skewMs) <= this.#leewayMs) return;
     this.#accept(record, { reason: reason ?? REASON.REFRESH, mintedBy: "tab" });
@@ -269,12 +294,12 @@ export class TokenKeeper {
     this.#refreshFailures = 0;
     if (this.#phase === REFRESH.RETRYING) this.#phase = REFRESH.ON_SCHEDULE;
     if (this.#phase === REFRESH.ON_SCHEDULE) this.#scheduleRefresh();
-    this.#events.onToken(this.#held, { reason, mintedBy });
+    this.#events.onToken(this.#record, { reason, mintedBy });
   }
 
   #scheduleRefresh() {
     this.#cancelRefreshTimer();
-    const delayMs = this.#held.refreshAtMs - this.#now();
+    const delayMs = this.#record.refreshAtMs - this.#now();
     this.#refreshTimer = this.#timers.after(delayMs, () => this.#refreshDue({ spread: true }));
   }
 

@@ -8,19 +8,18 @@ shown once, at creation, and never again.
 from __future__ import annotations
 
 import hashlib
-import re
 import secrets
 from datetime import timedelta
 
 from django.db.models import Q
 
+from sportsproxy import service
 from sportsproxy.sandbox import clock, conf
 from sportsproxy.sandbox.accounts.caller import Caller
 from sportsproxy.sandbox.errors import unauthorized
 from sportsproxy.sandbox.models import Account, ApiKey
 
-# The service's own copy of the key format (the SDK checks it too, in sportsproxy.service).
-KEY_PATTERN = re.compile(r"^sk_(live|test)_[A-Za-z0-9_-]{32,}$")
+KEY_PATTERN = service.API_KEY_PATTERN  # the key format, written once
 
 
 def hash_secret(secret: str) -> str:

@@ -17,11 +17,11 @@ from datetime import datetime, timedelta
 from functools import cache
 from typing import Any
 
+from sportsproxy import service
 from sportsproxy.sandbox import clock
 from sportsproxy.sandbox.errors import invalid_params
 
-# The service's sports (the SDK lists them too, in sportsproxy.service, for its users).
-SPORTS = ("football", "basketball", "tennis", "ice-hockey", "baseball", "esports")
+SPORTS = service.SPORTS  # the service's sports, written once
 MATCHES_PER_SPORT = 24
 LIVE_PER_SPORT = 4
 

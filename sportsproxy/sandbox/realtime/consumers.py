@@ -20,6 +20,7 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
+from sportsproxy import service
 from sportsproxy.sandbox import conf
 from sportsproxy.sandbox.errors import unauthorized
 from sportsproxy.sandbox.realtime import fanout, heartbeat, moments, publisher, revocation
@@ -30,7 +31,7 @@ logger = logging.getLogger(__name__)
 
 NO_CHANNEL_OF_ITS_OWN = "none"  # an alias with no layer: get_channel_layer() answers None
 MAX_BACKLOG = 1_000
-CLOSE_BACKLOG = 4008
+CLOSE_BACKLOG = service.CLOSE_BACKLOG
 CLOSE_INTERNAL_ERROR = 1011
 # The process's jobs that run while any of its sockets is open.
 JOBS = (publisher.job, heartbeat.job)

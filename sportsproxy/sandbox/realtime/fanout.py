@@ -16,6 +16,8 @@ from typing import Any, Protocol
 
 from channels.layers import BaseChannelLayer, get_channel_layer
 
+from sportsproxy.service import MATCH_EVENT
+
 logger = logging.getLogger(__name__)
 
 RETRY_AFTER_LAYER_ERROR_SECONDS = 1.0
@@ -38,7 +40,7 @@ def frame_tail(kind: str, match_json: str) -> str:
 
 def event_frame(subscription_id: str, tail: str) -> str:
     """One subscription's `matches.event` frame (ids are `sub_<hex>`: nothing to escape)."""
-    return f'{{"jsonrpc":"2.0","method":"matches.event","params":{{"subscriptionId":"{subscription_id}"{tail}'
+    return f'{{"jsonrpc":"2.0","method":"{MATCH_EVENT}","params":{{"subscriptionId":"{subscription_id}"{tail}'
 
 
 class Listener(Protocol):

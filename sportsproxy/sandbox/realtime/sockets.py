@@ -10,6 +10,7 @@ import secrets
 from datetime import datetime, timedelta
 from typing import Any
 
+from sportsproxy import service
 from sportsproxy.sandbox import clock, conf
 from sportsproxy.sandbox.accounts.caller import Caller
 from sportsproxy.sandbox.accounts.keys import key_is_active
@@ -27,10 +28,10 @@ from sportsproxy.sandbox.rpc.dispatch import call, respond
 from sportsproxy.sandbox.rpc.envelope import RpcRequest, error_response
 from sportsproxy.sandbox.rpc.methods import Context
 
-CLOSE_UNAUTHORIZED = 4401
-AUTH_EXPIRED = {"jsonrpc": "2.0", "method": "auth.expired", "params": {}}
-AUTH_REVOKED = {"jsonrpc": "2.0", "method": "auth.revoked", "params": {}}
-CLOSE_RATE_LIMITED = 4429
+CLOSE_UNAUTHORIZED = service.CLOSE_UNAUTHORIZED
+AUTH_EXPIRED = {"jsonrpc": "2.0", "method": service.AUTH_EXPIRED, "params": {}}
+AUTH_REVOKED = {"jsonrpc": "2.0", "method": service.AUTH_REVOKED, "params": {}}
+CLOSE_RATE_LIMITED = service.CLOSE_RATE_LIMITED
 PING = {"jsonrpc": "2.0", "method": "ping", "params": {}}
 # The service's liveness rule: a socket sent nothing for this long gets a `ping` (clients treat
 # 60 s without any frame as a dead connection).
