@@ -8,6 +8,8 @@ to the log.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.http import JsonResponse
 
@@ -23,6 +25,15 @@ class RouteError(Exception):
         self.error_code = code
         self.message = message
         self.headers = headers or {}
+
+    def as_record(self) -> dict[str, Any]:
+        """This refusal as plain data, for a cache: site mode shares a failed mint with its waiters."""
+        return {"status": self.status_code, "code": self.error_code, "message": self.message, "headers": self.headers}
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> RouteError:
+        """The refusal `as_record` wrote (raised once already, so its row is in the table)."""
+        return cls(record["status"], record["code"], record["message"], record["headers"])
 
     def as_response(self) -> JsonResponse:
         return JsonResponse(

@@ -194,10 +194,7 @@ def _fly(ttl: int, reason: str | None, keys: _Keys, flight: str) -> Plan:
     try:
         minted: dict[str, str] = yield MINT
     except RouteError as refusal:
-        failure = {"status": refusal.status_code, "code": refusal.error_code, "message": refusal.message}
-        yield from _quietly(
-            Store(partial(_cache().set, keys.failed(flight), {**failure, "headers": refusal.headers}, FAILURE_SECONDS))
-        )
+        yield from _quietly(Store(partial(_cache().set, keys.failed(flight), refusal.as_record(), FAILURE_SECONDS)))
         yield from _quietly(Store(partial(_release, keys.lock, flight)))
         raise
     record = _record(minted, ttl, replacement=reason == "unauthorized")
@@ -220,7 +217,7 @@ def _wait_for(
         if (yield Store(partial(_cache().get, keys.lock))) != holder:
             failure = yield Store(partial(_cache().get, keys.failed(holder)))
             if isinstance(failure, dict):
-                raise RouteError(failure["status"], failure["code"], failure["message"], failure["headers"])
+                raise RouteError.from_record(failure)
             return None
     return None
 
