@@ -14,8 +14,9 @@ import { RpcError, UnauthorizedError } from "./errors.js";
 import { ReconnectSchedule } from "./reconnect-schedule.js";
 import { Subscriptions } from "./subscriptions.js";
 
-/** @typedef {import("./timing.js").Timers} Timers */
-/** @typedef {import("./token-keeper.js").TokenKeeper} TokenKeeper */
+/** @import { ConnectionState } from "./sports-client.js" */
+/** @import { Timers } from "./timing.js" */
+/** @import { TokenKeeper } from "./token-keeper.js" */
 
 /** @type {Set<number | null>} */
 const FINAL_CLOSE_CODES = new Set([CLOSE.POLICY_VIOLATION, CLOSE.FORBIDDEN]);
@@ -54,7 +55,7 @@ export class LiveSocket {
   #now;
   #timeoutMs;
   #events;
-  /** @type {import("./sports-client.js").ConnectionState} */
+  /** @type {ConnectionState} */
   #state = STATE.IDLE;
   #online = true;
   #attempting = false;

@@ -39,11 +39,8 @@ import { TabSharing } from "./tab-sharing.js";
 import { Timers, backoff } from "./timing.js";
 import { TokenKeeper } from "./token-keeper.js";
 
-/** @typedef {import("./sports-client.js").SportsClientOptions} SportsClientOptions */
-/** @typedef {import("./sports-client.js").ClientEvents} ClientEvents */
-/** @typedef {import("./sports-client.js").MatchEvent} MatchEvent */
-/** @typedef {import("./sports-client.js").Sport} Sport */
-/** @typedef {import("./sports-client.js").SportsClient} DeclaredSportsClient */
+/** @import { ClientEvents, MatchEvent, Sport, SportsClientOptions } from "./sports-client.js" */
+/** @import { SportsClient as DeclaredSportsClient } from "./sports-client.js" */
 
 export { AuthEndpointError, RpcError, UnauthorizedError, backoff };
 

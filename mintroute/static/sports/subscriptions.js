@@ -14,7 +14,8 @@ import { SUBSCRIPTION } from "./constants.js";
 import { callSafely } from "./events.js";
 import { retryAfterSec, retryDelayMs } from "./timing.js";
 
-/** @typedef {import("./timing.js").Timers} Timers */
+/** @import { SubscriptionState } from "./sports-client.js" */
+/** @import { Timers } from "./timing.js" */
 
 /** What `subscribe()` resolves with. `state`: "active" | "restoring" | "failed" | "closed". */
 class SubscriptionHandle {
@@ -41,7 +42,7 @@ class SubscriptionHandle {
 
 /** One subscription, under its local id; `handle` is what the page holds. */
 export class Subscription {
-  /** @type {import("./sports-client.js").SubscriptionState} */
+  /** @type {SubscriptionState} */
   #state = SUBSCRIPTION.RESTORING;
   #serverId = null;
   /** subscribe() has resolved: later refusals are restores, retried instead of rejected. */

@@ -6,7 +6,8 @@
 
 import { tokenShapeProblem } from "./mint.js";
 
-/** @typedef {import("./timing.js").Timers} Timers */
+/** @import { BroadcastChannelLike, LocksLike } from "./sports-client.js" */
+/** @import { Timers } from "./timing.js" */
 
 /** BroadcastChannel delivers asynchronously; holding the lock this long lets the news land first. */
 const BROADCAST_SETTLE_MS = 50;
@@ -16,7 +17,7 @@ const MESSAGE_TYPE = "token";
 
 /** This tab's end of the channel and the lock; each part works alone or not at all. */
 export class TabSharing {
-  /** @type {import("./sports-client.js").BroadcastChannelLike | null} */
+  /** @type {BroadcastChannelLike | null} */
   #channel = null;
   #locks;
   #lockName;
@@ -27,9 +28,9 @@ export class TabSharing {
 
   /**
    * @param {object} options
-   * @param {(new (name: string) => import("./sports-client.js").BroadcastChannelLike) | null | undefined} options.BroadcastChannel
+   * @param {(new (name: string) => BroadcastChannelLike) | null | undefined} options.BroadcastChannel
    *   its constructor, or none
-   * @param {import("./sports-client.js").LocksLike | null | undefined} options.locks the Web Locks API, or none
+   * @param {LocksLike | null | undefined} options.locks the Web Locks API, or none
    * @param {string} options.channelName the channel's name; the lock is `${channelName}-refresh`
    * @param {Timers} options.timers from timing.js
    * @param {number} options.lockWaitMs a lock not granted by then is done without

@@ -11,8 +11,8 @@ import { REASON, REFRESH } from "./constants.js";
 import { AuthEndpointError } from "./errors.js";
 import { retryAfterSec, retryDelayMs } from "./timing.js";
 
-/** @typedef {import("./timing.js").Timers} Timers */
-/** @typedef {import("./tab-sharing.js").TabSharing} TabSharing */
+/** @import { TabSharing } from "./tab-sharing.js" */
+/** @import { Timers } from "./timing.js" */
 
 /**
  * A token as the keeper holds it: the answer, its expiry in local milliseconds, the server's clock
