@@ -26,8 +26,7 @@ from rest_framework.request import Request
 
 from mintroute import conf
 from mintroute.body import MAX_BODY_BYTES, TokenRequestParser, reason_of
-from mintroute.errors import RouteError, authentication_unavailable
-from mintroute.minting import misconfigured
+from mintroute.errors import RouteError, authentication_unavailable, misconfigured
 from mintroute.ratelimits import enforce_rate_limit
 from mintroute.reuse import login_of, reusable_token
 from mintroute.sharing import current_token

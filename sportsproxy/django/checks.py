@@ -13,10 +13,9 @@ from django.conf import settings
 from django.core.checks import CheckMessage, Tags, Warning, register
 from django.core.exceptions import ImproperlyConfigured
 
-from sportsproxy.client import origin_problem
 from sportsproxy.django import conf
 from sportsproxy.django.problems import Problem
-from sportsproxy.service import API_KEY_FORMAT, API_KEY_PATTERN, RPC_PATH
+from sportsproxy.service import API_KEY_FORMAT, API_KEY_PATTERN, RPC_PATH, origin_problem
 
 
 def client_problems() -> list[Problem]:

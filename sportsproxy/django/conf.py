@@ -7,6 +7,7 @@ reference for every setting of the project.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from django.apps import apps
 from django.conf import settings
@@ -15,6 +16,21 @@ from django.core.exceptions import ImproperlyConfigured
 TRANSPORTS = ("http", "sandbox")
 SANDBOX_APP = "sportsproxy.sandbox"
 SANDBOX_BASE_URL = "http://sandbox.invalid"  # never resolved: the in-process transport answers
+
+# In-process transports by SPORTS_TRANSPORT name, registered by the app that provides one (the
+# sandbox's AppConfig.ready registers "sandbox"): the glue never imports the sandbox.
+TransportFactory = Callable[[], object]
+_TRANSPORT_FACTORIES: dict[str, TransportFactory] = {}
+
+
+def register_transport(name: str, factory: TransportFactory) -> None:
+    """Make SPORTS_TRANSPORT = `name` build its httpx2 transport (sync and async) with `factory()`."""
+    _TRANSPORT_FACTORIES[name] = factory
+
+
+def transport_factory(name: str) -> TransportFactory | None:
+    """The factory registered under `name`, or None."""
+    return _TRANSPORT_FACTORIES.get(name)
 
 
 def api_key() -> str:

@@ -81,11 +81,10 @@ def _previous_key() -> str | None:
 
 
 def _connection() -> tuple[str, Any]:
-    """The base URL and, for the in-process sandbox, its transport (both sync and async)."""
-    if conf.transport() == "sandbox":
-        from sportsproxy.sandbox.rpc.transport import SandboxTransport  # only when selected (and installed)
-
-        return conf.SANDBOX_BASE_URL, SandboxTransport()
+    """The base URL and, for an in-process transport (the sandbox registers one), that transport."""
+    factory = conf.transport_factory(conf.transport())
+    if factory is not None:
+        return conf.SANDBOX_BASE_URL, factory()
     return conf.base_url(), None
 
 
