@@ -25,7 +25,7 @@ from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 from django_ratelimit.core import get_usage
 
-from mintroute.client_ip import client_ip
+from mintroute.ratelimits import client_ip
 
 logger = logging.getLogger(__name__)
 

@@ -24,10 +24,9 @@ import importlib
 import typing
 
 if typing.TYPE_CHECKING:
-    from mintroute.client_ip import client_ip
     from mintroute.errors import RouteError
     from mintroute.minting import amint_upstream, mint_upstream
-    from mintroute.ratelimits import enforce_rate_limit
+    from mintroute.ratelimits import client_ip, enforce_rate_limit
     from mintroute.reuse import login_of, remembered_token
 
 __all__ = [
@@ -43,7 +42,7 @@ __all__ = [
 _HOMES = {
     "RouteError": "mintroute.errors",
     "amint_upstream": "mintroute.minting",
-    "client_ip": "mintroute.client_ip",
+    "client_ip": "mintroute.ratelimits",
     "enforce_rate_limit": "mintroute.ratelimits",
     "login_of": "mintroute.reuse",
     "mint_upstream": "mintroute.minting",

@@ -2,18 +2,20 @@
 
 In order: the method, authentication (the SPORTS_TOKEN_AUTHENTICATION classes, then CSRF unless
 the caller authenticated from an Authorization header a browser does not send by itself), the
-permission hook, the rate limit, the body; then the token this login
-may reuse. They read sessions, the cache and the site's hook, all synchronous: the WSGI entry
-calls `admit` directly, the ASGI entry in one hop to Django's sync thread.
+permission hook, the rate limit, the body (optional JSON `{"reason": ...}`, small, and an object or
+nothing: its parser is here too); then the token this login may reuse. They read sessions, the
+cache and the site's hook, all synchronous: the WSGI entry calls `admit` directly, the ASGI entry
+in one hop to Django's sync thread.
 """
 
 from __future__ import annotations
 
 import inspect
+import json
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, Any
 
 from asgiref.sync import async_to_sync
 from django.conf import settings
@@ -22,17 +24,19 @@ from django.core.cache import caches
 from django.core.exceptions import ImproperlyConfigured, RequestDataTooBig
 from django.http import HttpRequest
 from rest_framework import authentication, exceptions
+from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 
 from mintroute import conf
-from mintroute.body import MAX_BODY_BYTES, TokenRequestParser, reason_of
-from mintroute.errors import RouteError, authentication_unavailable
-from mintroute.minting import misconfigured
+from mintroute.errors import RouteError, authentication_unavailable, misconfigured
 from mintroute.ratelimits import enforce_rate_limit
 from mintroute.reuse import login_of, reusable_token
 from mintroute.sharing import current_token
 
 logger = logging.getLogger(__name__)
+
+REASONS = ("initial", "refresh", "reconnect", "unauthorized")
+MAX_BODY_BYTES = 1024
 
 
 @dataclass(frozen=True)
@@ -190,3 +194,31 @@ def _bad_body(error: Exception) -> RouteError:
         return RouteError(400, "bad_request", "Send the body as JSON (Content-Type: application/json).")
     detail = error.detail if isinstance(error, exceptions.APIException) else error
     return RouteError(400, "bad_request", str(detail))
+
+
+# --- the body -------------------------------------------------------------------------------------
+class TokenRequestParser(JSONParser):
+    """JSON, read no further than MAX_BODY_BYTES (DRF's own parser reads any size)."""
+
+    def parse(
+        self, stream: IO[Any], media_type: str | None = None, parser_context: Mapping[str, Any] | None = None
+    ) -> Any:
+        raw = stream.read(MAX_BODY_BYTES + 1)
+        if len(raw) > MAX_BODY_BYTES:
+            raise exceptions.ParseError(f"The body is larger than {MAX_BODY_BYTES} bytes.")
+        if not raw.strip():
+            return {}
+        try:
+            return json.loads(raw)
+        except (ValueError, RecursionError):
+            raise exceptions.ParseError("The body is not valid JSON.") from None
+
+
+def reason_of(data: Any) -> str | None:
+    """The optional `reason` member; 400 `bad_request` unless the body is a JSON object."""
+    if not isinstance(data, dict):
+        raise RouteError(400, "bad_request", 'The body must be a JSON object such as {"reason": "refresh"}.')
+    reason = data.get("reason")
+    if reason is not None and reason not in REASONS:
+        raise RouteError(400, "bad_request", f"reason must be one of: {', '.join(REASONS)}.")
+    return reason

@@ -21,9 +21,8 @@ from django.http import HttpRequest
 from django.utils.module_loading import import_string
 from django_ratelimit.core import rate_re
 
-from sportsproxy.client import validate_ttl
 from sportsproxy.django.problems import Problem, SettingsError
-from sportsproxy.service import TTL_DEFAULT, TTL_MAX, TTL_MIN
+from sportsproxy.service import TTL_DEFAULT, TTL_MAX, TTL_MIN, validate_ttl
 
 Permission = Callable[[HttpRequest], bool]
 

@@ -8,10 +8,17 @@ to the log.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.http import JsonResponse
+
+from mintroute.conf import AUTHENTICATION_APPS_ID
+from sportsproxy.django.problems import SettingsError
+
+logger = logging.getLogger(__name__)
 
 AUTHENTICATION_RETRY_AFTER = 5  # seconds: a database or session store outage is usually short
 
@@ -56,3 +63,16 @@ def authentication_unavailable(detail: str | None = None) -> RouteError:
         for_caller(detail, generic) if detail else generic,
         {"Retry-After": str(AUTHENTICATION_RETRY_AFTER)},
     )
+
+
+def misconfigured(error: ImproperlyConfigured) -> RouteError:
+    """A site whose settings cannot mint: a clear answer (never a 500), logged with the check's id;
+    `manage.py check` says the same. Only with DEBUG on does the answer name the setting."""
+    problem = error.problem if isinstance(error, SettingsError) else None
+    logger.error("Cannot mint (%s): %s", problem.id if problem else "ImproperlyConfigured", error)
+    if problem is not None and problem.id == AUTHENTICATION_APPS_ID:
+        return authentication_unavailable(str(error))
+    if problem is not None and problem.setting.startswith("SPORTS_API_KEY"):
+        generic = "This site's credentials for the sports service are not usable."
+        return RouteError(502, "upstream_unauthorized", for_caller(str(error), generic))
+    return RouteError(502, "upstream_error", for_caller(str(error), "This site is not set up to get sports tokens."))

@@ -13,9 +13,7 @@ import math
 from django.core.exceptions import ImproperlyConfigured
 from django.views.decorators.debug import sensitive_variables
 
-from mintroute.conf import AUTHENTICATION_APPS_ID
-from mintroute.errors import RouteError, authentication_unavailable, for_caller
-from sportsproxy.django.problems import SettingsError
+from mintroute.errors import RouteError, for_caller, misconfigured
 from sportsproxy.django.shared import (
     get_async_client,
     get_client,
@@ -79,19 +77,6 @@ def _log_rotation() -> None:
         "Key rotation: SPORTS_API_KEY was refused, minted with SPORTS_API_KEY_PREVIOUS instead. "
         "Check that the new key is active before revoking the old one."
     )
-
-
-def misconfigured(error: ImproperlyConfigured) -> RouteError:
-    """A site whose settings cannot mint: a clear answer (never a 500), logged with the check's id;
-    `manage.py check` says the same. Only with DEBUG on does the answer name the setting."""
-    problem = error.problem if isinstance(error, SettingsError) else None
-    logger.error("Cannot mint (%s): %s", problem.id if problem else "ImproperlyConfigured", error)
-    if problem is not None and problem.id == AUTHENTICATION_APPS_ID:
-        return authentication_unavailable(str(error))
-    if problem is not None and problem.setting.startswith("SPORTS_API_KEY"):
-        generic = "This site's credentials for the sports service are not usable."
-        return RouteError(502, "upstream_unauthorized", for_caller(str(error), generic))
-    return RouteError(502, "upstream_error", for_caller(str(error), "This site is not set up to get sports tokens."))
 
 
 def upstream_failure(error: SportsError) -> RouteError:

@@ -23,7 +23,6 @@ from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeVar
-from urllib.parse import urlsplit
 
 import httpx2
 
@@ -35,7 +34,7 @@ from sportsproxy.errors import (
     api_error,
 )
 from sportsproxy.responses import MatchPage, TokenResponse
-from sportsproxy.service import API_KEY_FORMAT, API_KEY_PATTERN, RPC_PATH, TTL_DEFAULT, TTL_MAX, TTL_MIN
+from sportsproxy.service import RPC_PATH, TTL_DEFAULT, api_key_problem, origin_problem, validate_ttl
 
 if TYPE_CHECKING:
     from sportsproxy.realtime import SportsSocket
@@ -50,19 +49,12 @@ RETRY_MAX_DELAY = 4.0
 _JWT_SHAPE = re.compile(r"^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$")
 
 
-def validate_ttl(ttl: int) -> int:
-    """`ttl` as the service accepts it; ValueError naming the bound otherwise."""
-    if type(ttl) is not int or not TTL_MIN <= ttl <= TTL_MAX:
-        raise ValueError(f"ttl must be an integer from {TTL_MIN} to {TTL_MAX} seconds; got {ttl!r}.")
-    return ttl
-
-
 def _resolve_api_key(api_key: str | None) -> str:
     key = api_key if api_key is not None else os.environ.get("SPORTS_API_KEY", "")
     if not key:
         raise ValueError("No API key: pass api_key=..., or set SPORTS_API_KEY in the environment.")
-    if API_KEY_PATTERN.match(key) is None:
-        raise ValueError(f"The API key must be {API_KEY_FORMAT}. Copy it again from the dashboard.")
+    if (malformed := api_key_problem(key)) is not None:
+        raise ValueError(f"api_key {malformed}. Copy it again from the dashboard.")
     return key
 
 
@@ -87,48 +79,6 @@ def _resolve_base_url(base_url: str | None) -> str:
     if problem is not None:
         raise ValueError(f"base_url {problem}. The client adds {RPC_PATH} itself.")
     return url.removesuffix("/")
-
-
-def origin_problem(url: str) -> str | None:
-    """An origin is `http(s)://host[:port]`, an optional trailing slash, and nothing else (not even
-    white space). What keeps `url` from being one, as the end of a sentence that starts with the setting's
-    name ("... is not an origin: it has a path ..."), or None. Quotes no part of the URL but its scheme
-    (a path or user info may hold a secret)."""
-    return None if (reason := _not_an_origin_because(url)) is None else f"{ORIGIN_RULE}: {reason}"
-
-
-MAX_PORT = 65535
-ORIGIN_RULE = "is not the service's origin, http(s)://host[:port]"
-
-
-def _not_an_origin_because(url: str) -> str | None:
-    if any(character.isspace() for character in url):
-        return "it contains white space (a stray space, tab or newline?)"  # urlsplit would drop tabs and newlines
-    if not url.isascii() or not url.isprintable():
-        return "it contains characters that are not printable ASCII"
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "it does not parse as a URL"
-    if "://" not in url or not parts.scheme:
-        return "it has no scheme (start it with https:// or http://)"
-    if parts.scheme not in ("http", "https"):
-        return f"its scheme is {parts.scheme!r}, not http or https"
-    if "@" in parts.netloc:
-        return "it has user info (a name or password before @; the SDK authenticates with the API key)"
-    if not parts.hostname:
-        return "it has no host"
-    after_host = parts.netloc.rpartition("]")[2]  # an IPv6 host's colons are inside [ ]
-    port = after_host.rpartition(":")[2]
-    if ":" in after_host and not (port.isdigit() and 1 <= int(port) <= MAX_PORT):
-        return f"its port is not a number from 1 to {MAX_PORT}"
-    if parts.path not in ("", "/"):
-        return "it has a path (remove everything from the / after the host)"
-    if "?" in url:
-        return "it has a query (remove everything from the ?)"
-    if "#" in url:
-        return "it has a fragment (remove everything from the #)"
-    return None
 
 
 class _RpcProtocol:

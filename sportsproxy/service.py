@@ -1,14 +1,18 @@
-"""What the service's documentation fixes, written once.
+"""What the service's documentation fixes, written once, and the rules that follow from it.
 
 The SDK, its Django glue and the demo read these facts from here, and so does the embedded sandbox
 (`sportsproxy.sandbox`), which stands for the service: one copy in Python. The browser client
 keeps its own (`mintroute/static/sports/constants.js`); tests/test_service_facts.py holds it and
 every other copy equal to this module.
+
+The rules (`validate_ttl`, `api_key_problem`, `origin_problem`) are shared on purpose: the SDK
+client, the Django glue's checks and the mint route's settings refuse a value with their words.
 """
 
 from __future__ import annotations
 
 import re
+from urllib.parse import urlsplit
 
 RPC_PATH = "/sdk/v1/rpc"
 WS_PATH = "/sdk/v1/ws"
@@ -49,3 +53,61 @@ CLOSE_BACKLOG = 4008  # the client stopped reading
 MATCH_EVENT = "matches.event"
 AUTH_EXPIRED = "auth.expired"
 AUTH_REVOKED = "auth.revoked"
+
+
+# --- the rules on what the service takes, each sentence written once ----------------------------
+
+
+def validate_ttl(ttl: int) -> int:
+    """`ttl` as the service accepts it; ValueError naming the bound otherwise."""
+    if type(ttl) is not int or not TTL_MIN <= ttl <= TTL_MAX:
+        raise ValueError(f"ttl must be an integer from {TTL_MIN} to {TTL_MAX} seconds; got {ttl!r}.")
+    return ttl
+
+
+def api_key_problem(key: str) -> str | None:
+    """What is wrong with a non-empty `key`, as the end of a sentence that starts with the setting's or
+    argument's name ("SPORTS_API_KEY is malformed: ..."), or None. Never quotes the key."""
+    return None if API_KEY_PATTERN.match(key) else f"is malformed: a key is {API_KEY_FORMAT}"
+
+
+def origin_problem(url: str) -> str | None:
+    """An origin is `http(s)://host[:port]`, an optional trailing slash, and nothing else (not even
+    white space). What keeps `url` from being one, as the end of a sentence that starts with the setting's
+    name ("... is not an origin: it has a path ..."), or None. Quotes no part of the URL but its scheme
+    (a path or user info may hold a secret)."""
+    return None if (reason := _not_an_origin_because(url)) is None else f"{ORIGIN_RULE}: {reason}"
+
+
+MAX_PORT = 65535
+ORIGIN_RULE = "is not the service's origin, http(s)://host[:port]"
+
+
+def _not_an_origin_because(url: str) -> str | None:
+    if any(character.isspace() for character in url):
+        return "it contains white space (a stray space, tab or newline?)"  # urlsplit would drop tabs and newlines
+    if not url.isascii() or not url.isprintable():
+        return "it contains characters that are not printable ASCII"
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "it does not parse as a URL"
+    if "://" not in url or not parts.scheme:
+        return "it has no scheme (start it with https:// or http://)"
+    if parts.scheme not in ("http", "https"):
+        return f"its scheme is {parts.scheme!r}, not http or https"
+    if "@" in parts.netloc:
+        return "it has user info (a name or password before @; the SDK authenticates with the API key)"
+    if not parts.hostname:
+        return "it has no host"
+    after_host = parts.netloc.rpartition("]")[2]  # an IPv6 host's colons are inside [ ]
+    port = after_host.rpartition(":")[2]
+    if ":" in after_host and not (port.isdigit() and 1 <= int(port) <= MAX_PORT):
+        return f"its port is not a number from 1 to {MAX_PORT}"
+    if parts.path not in ("", "/"):
+        return "it has a path (remove everything from the / after the host)"
+    if "?" in url:
+        return "it has a query (remove everything from the ?)"
+    if "#" in url:
+        return "it has a fragment (remove everything from the #)"
+    return None

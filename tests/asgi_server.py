@@ -46,7 +46,15 @@ class AsgiServer:
         if self._thread is not None:
             raise RuntimeError("The server is already running; stop() it first.")
         config = uvicorn.Config(
-            self._app, host="127.0.0.1", port=self._port, log_level="warning", lifespan="off", ws="websockets-sansio"
+            self._app,
+            host="127.0.0.1",
+            port=self._port,
+            log_level="warning",
+            lifespan="off",
+            ws="websockets-sansio",
+            # The tests' callers connect from 127.0.0.1, which uvicorn trusts as a proxy by default and whose
+            # X-Forwarded-For it would then take for the client's address: the route must see the peer.
+            proxy_headers=False,
         )
         server = uvicorn.Server(config)
         thread = threading.Thread(target=server.run, daemon=True)

@@ -77,7 +77,6 @@ def sdk_core(module: str) -> bool:
 
 def test_the_arrows_point_one_way() -> None:
     every_import = graph(module_level_only=False)
-    at_module_level = graph(module_level_only=True)
     for module, targets in every_import.items():
         for target in targets:
             if not within(module, "config"):
@@ -85,11 +84,33 @@ def test_the_arrows_point_one_way() -> None:
             if sdk_core(module):
                 assert sdk_core(target), f"{module} imports {target}: the SDK core knows no Django and no sandbox"
             if within(module, "mintroute") or within(module, "sportsproxy.django"):
-                assert not within(target, "sportsproxy.sandbox") or (
-                    module == "sportsproxy.django.shared" and target not in at_module_level[module]
-                ), f"{module} imports {target}: the glue reaches the sandbox only when it is selected"
+                assert not within(target, "sportsproxy.sandbox"), (
+                    f"{module} imports {target}: the sandbox registers its transport with the glue, never the reverse"
+                )
             if within(module, "sportsproxy"):
                 assert not within(target, "mintroute"), f"{module} imports {target}: the SDK knows no mint route"
+
+
+def test_the_route_builds_its_errors_in_errors_py() -> None:
+    """A rule module imports the refusals from mintroute.errors, never a builder from a sibling."""
+    every_import = graph(module_level_only=False)
+    assert "mintroute.minting.misconfigured" not in every_import["mintroute.admission"]
+    assert "mintroute.minting" not in every_import["mintroute.admission"]
+
+
+def test_helpers_shared_across_packages_are_the_services_rules() -> None:
+    """What another package imports from the SDK client is its public surface (sportsproxy.__all__);
+    the rules shared by the client, the glue and the route live in sportsproxy.service."""
+    import sportsproxy
+
+    public = {f"sportsproxy.client.{name}" for name in sportsproxy.__all__}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            if module_name(path) in ("sportsproxy.client", "sportsproxy.realtime"):
+                continue
+            for target in imports_of(path, module_level_only=False):
+                if target.startswith("sportsproxy.client."):
+                    assert target in public, f"{path.name} imports {target}: name it in sportsproxy.service"
 
 
 # --- inside the sandbox: the parts (sub-packages) and the arrows between them ----------------------

@@ -203,12 +203,12 @@ def test_follow_a_mint_names_functions_that_exist() -> None:
 def test_a_function_that_is_not_there_is_reported() -> None:
     page = (
         "| `mintroute/minting.py` | `mint_upstream`, `mint_later` | … |\n"
-        "| `mintroute/body.py` | `TokenRequestParser.parse`, `TokenRequestParser.render` | … |\n"
+        "| `mintroute/admission.py` | `TokenRequestParser.parse`, `TokenRequestParser.render` | … |\n"
         "| `mintroute/static/sports/token-keeper.js` | `current`, `#accept`, `#forget` | … |\n"
     )
     assert undefined_functions(page) == [
         "mintroute/minting.py: mint_later",
-        "mintroute/body.py: TokenRequestParser.render",
+        "mintroute/admission.py: TokenRequestParser.render",
         "mintroute/static/sports/token-keeper.js: #forget",
     ]
 

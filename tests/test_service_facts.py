@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from mintroute import body
+from mintroute import admission
 from sportsproxy import errors, service
 from sportsproxy.sandbox import conf
 from sportsproxy.sandbox import errors as sandbox_errors
@@ -98,7 +98,7 @@ def test_the_browser_clients_notifications_and_reasons_are_the_services_and_the_
         "AUTH_EXPIRED": service.AUTH_EXPIRED,
         "AUTH_REVOKED": service.AUTH_REVOKED,
     }
-    assert tuple(js_constants["REASON"].values()) == body.REASONS
+    assert tuple(js_constants["REASON"].values()) == admission.REASONS
 
 
 def test_the_declared_sports_are_the_services() -> None:

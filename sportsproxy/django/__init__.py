@@ -3,6 +3,6 @@ its system checks (`checks`). The mint route's app config loads the checks, so a
 `"mintroute"` in INSTALLED_APPS gets them; a site using the SDK without the mint route can add
 `"sportsproxy.django"` instead.
 
-It reaches the embedded sandbox only when SPORTS_TRANSPORT is "sandbox", and then only by
-importing it at that moment: nothing here imports `sportsproxy.sandbox` at module level.
+It never imports the embedded sandbox: the sandbox's AppConfig.ready registers its in-process
+transport here (`conf.register_transport("sandbox", ...)`), used when SPORTS_TRANSPORT is "sandbox".
 """

@@ -18,8 +18,6 @@ from django.dispatch import receiver
 
 from sportsproxy.client import AsyncSportsClient, SportsClient
 from sportsproxy.django import conf
-from sportsproxy.django.checks import client_problems, previous_key_problems
-from sportsproxy.django.problems import SettingsError
 
 _client: SportsClient | None = None
 _async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncSportsClient] = weakref.WeakKeyDictionary()
@@ -27,7 +25,8 @@ _lock = threading.Lock()
 
 
 def get_client() -> SportsClient:
-    """The process's shared client (built on first use); SettingsError if the settings cannot build one."""
+    """The process's shared client (built on first use); SettingsError (one setting's Problem) if the
+    settings cannot build one."""
     global _client
     if _client is None:
         with _lock:
@@ -63,30 +62,17 @@ def get_previous_async_client() -> AsyncSportsClient | None:
 
 
 def _client_arguments() -> dict[str, Any]:
-    problems = client_problems()
-    if problems:
-        raise SettingsError(problems[0])
-    base_url, transport = _connection()
-    return {"api_key": conf.api_key(), "base_url": base_url, "timeout": conf.timeout(), "transport": transport}
+    """The client's arguments, read by the settings' readers: SettingsError on the first wrong setting
+    (the sentence `manage.py check` prints), in the order `conf.problems()` lists them."""
+    api_key, timeout, base_url = conf.api_key(), conf.timeout(), conf.base_url()
+    factory = conf.transport_factory(conf.transport())
+    if factory is not None:  # an in-process transport (the sandbox registers one): no network hop
+        return {"api_key": api_key, "base_url": conf.SANDBOX_BASE_URL, "timeout": timeout, "transport": factory()}
+    return {"api_key": api_key, "base_url": base_url, "timeout": timeout, "transport": None}
 
 
 def _previous_key() -> str | None:
-    previous = conf.previous_api_key()
-    if not previous:
-        return None
-    problems = previous_key_problems()
-    if problems:
-        raise SettingsError(problems[0])
-    return previous
-
-
-def _connection() -> tuple[str, Any]:
-    """The base URL and, for the in-process sandbox, its transport (both sync and async)."""
-    if conf.transport() == "sandbox":
-        from sportsproxy.sandbox.rpc.transport import SandboxTransport  # only when selected (and installed)
-
-        return conf.SANDBOX_BASE_URL, SandboxTransport()
-    return conf.base_url(), None
+    return conf.previous_api_key() or None
 
 
 @receiver(setting_changed)

@@ -1,4 +1,5 @@
-"""System checks for the sandbox's settings, run with `manage.py check --deploy`.
+"""System checks for the sandbox's settings: every problem `conf.problems()` finds, and, with
+`manage.py check --deploy`, the signing key.
 
 The signing key is checked whenever the sandbox is installed: it signs the tokens the sandbox
 mints, in-process or mounted. The rules are the glue's, shared with the site's SECRET_KEY.
@@ -12,12 +13,19 @@ from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, register
 
 from sportsproxy.django import secrets
+from sportsproxy.sandbox import conf
 
 SIGNING_KEY_MIN_LENGTH = 32
 FIX = (
     "Give SPORTS_SANDBOX_SIGNING_KEY a random value of its own, e.g. the output of "
     'python -c "import secrets; print(secrets.token_hex(32))".'
 )
+
+
+@register("sandbox")
+def check_sandbox_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """sandbox.E003, sandbox.E004: the sandbox's numbers and limits."""
+    return [problem.as_check_message() for problem in conf.problems()]
 
 
 @register(Tags.security, deploy=True)

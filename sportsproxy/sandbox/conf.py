@@ -1,12 +1,17 @@
-"""The sandbox's settings, read at call time so tests can override them."""
+"""The sandbox's settings: one reader per setting, read at call time (so tests can override them),
+each returning the checked value or raising SettingsError with the setting's `Problem` (the glue's
+idiom, sportsproxy/django/conf.py); `problems()` is what `manage.py check` reports (checks.py).
+"""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from django.conf import settings
 
 from sportsproxy import service
+from sportsproxy.django.problems import Problem, SettingsError
 
 # The service's own facts; those the SDK needs too are written once, in sportsproxy.service.
 TIERS = ("free", "starter", "growth", "business")
@@ -34,9 +39,53 @@ MAX_BODY_BYTES = 64 * 1024
 
 def rate_class(name: str) -> RateClass:
     """The limits of a rate-limit class; SPORTS_SANDBOX_RATE_CLASSES overrides any of them."""
-    overrides: dict[str, dict[str, int]] = getattr(settings, "SPORTS_SANDBOX_RATE_CLASSES", {})
-    base = DEFAULT_RATE_CLASSES[name]
-    return RateClass(**{**base.__dict__, **overrides.get(name, {})})
+    return rate_classes()[name]
+
+
+def rate_classes() -> dict[str, RateClass]:
+    """Every tier's limits, SPORTS_SANDBOX_RATE_CLASSES's overrides applied: tiers and limits it names
+    must exist, and each limit is a whole number, 0 or more (0: none allowed)."""
+    overrides = getattr(settings, "SPORTS_SANDBOX_RATE_CLASSES", {})
+    limits = set(RateClass.__dataclass_fields__)
+    if not isinstance(overrides, dict) or not all(
+        tier in DEFAULT_RATE_CLASSES
+        and isinstance(changes, dict)
+        and set(changes) <= limits
+        and all(type(value) is int and value >= 0 for value in changes.values())
+        for tier, changes in overrides.items()
+    ):
+        raise SettingsError(RATE_CLASSES)
+    return {
+        tier: RateClass(**{**base.__dict__, **overrides.get(tier, {})}) for tier, base in DEFAULT_RATE_CLASSES.items()
+    }
+
+
+RATE_CLASSES = Problem(
+    "sandbox.E004",
+    "SPORTS_SANDBOX_RATE_CLASSES",
+    "SPORTS_SANDBOX_RATE_CLASSES must map tiers (" + ", ".join(TIERS) + ") to limits "
+    "(requests_per_minute, subscriptions, connections), each a whole number, 0 or more.",
+    'For example {"free": {"requests_per_minute": 10}}; remove the setting for the documented limits.',
+)
+
+
+def _seconds(raw: object, setting: str, default: float, *, zero_allowed: bool = False) -> float:
+    """`raw` as a finite number of seconds (above 0, or at least 0); SettingsError (sandbox.E003) otherwise."""
+    try:
+        value = math.nan if isinstance(raw, bool) else float(raw)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        value = math.nan
+    if not math.isfinite(value) or value < 0 or (value == 0 and not zero_allowed):
+        bound = "0 or more" if zero_allowed else "above 0"
+        raise SettingsError(
+            Problem(
+                "sandbox.E003",
+                setting,
+                f"{setting} must be a number of seconds {bound}; got {raw!r}.",
+                f"Remove it for the default ({default:g} s).",
+            )
+        )
+    return value
 
 
 def signing_key() -> str:
@@ -54,34 +103,51 @@ def jwt_audience() -> str:
 
 def jwt_leeway() -> int:
     """Seconds a token's `iat`/`nbf` may lie in the future (clock skew between hosts)."""
-    return int(getattr(settings, "SPORTS_SANDBOX_JWT_LEEWAY", 5))
+    raw = getattr(settings, "SPORTS_SANDBOX_JWT_LEEWAY", 5)
+    return int(_seconds(raw, "SPORTS_SANDBOX_JWT_LEEWAY", 5, zero_allowed=True))
 
 
 def last_used_interval() -> int:
     """At most one `last_used_at` write per key per this many seconds."""
-    return int(getattr(settings, "SPORTS_SANDBOX_LAST_USED_INTERVAL", 60))
+    raw = getattr(settings, "SPORTS_SANDBOX_LAST_USED_INTERVAL", 60)
+    return int(_seconds(raw, "SPORTS_SANDBOX_LAST_USED_INTERVAL", 60, zero_allowed=True))
 
 
 def slot_heartbeat() -> float:
     """Seconds per bucket of the connection and subscription counts (see accounts/slots.py)."""
-    return float(getattr(settings, "SPORTS_SANDBOX_SLOT_HEARTBEAT", 10))
+    return _seconds(getattr(settings, "SPORTS_SANDBOX_SLOT_HEARTBEAT", 10), "SPORTS_SANDBOX_SLOT_HEARTBEAT", 10)
 
 
 def ws_tick() -> float:
     """The longest the per-process timers sleep at once (a moved sandbox clock is noticed within it)."""
-    return float(getattr(settings, "SPORTS_SANDBOX_WS_TICK", 0.5))
+    return _seconds(getattr(settings, "SPORTS_SANDBOX_WS_TICK", 0.5), "SPORTS_SANDBOX_WS_TICK", 0.5)
 
 
 def ws_auth_timeout() -> float:
     """Seconds a new socket has to send its `auth` frame."""
-    return float(getattr(settings, "SPORTS_SANDBOX_WS_AUTH_TIMEOUT", 10))
+    raw = getattr(settings, "SPORTS_SANDBOX_WS_AUTH_TIMEOUT", 10)
+    return _seconds(raw, "SPORTS_SANDBOX_WS_AUTH_TIMEOUT", 10)
 
 
 def event_interval() -> float:
     """Seconds of (sandbox clock) time between simulated match events."""
-    return float(getattr(settings, "SPORTS_SANDBOX_EVENT_INTERVAL", 3))
+    return _seconds(getattr(settings, "SPORTS_SANDBOX_EVENT_INTERVAL", 3), "SPORTS_SANDBOX_EVENT_INTERVAL", 3)
 
 
 def publishes_events() -> bool:
     """Whether this process publishes the simulated match events (one process is enough with Redis)."""
     return bool(getattr(settings, "SPORTS_SANDBOX_EVENTS", True))
+
+
+READERS = (rate_classes, jwt_leeway, last_used_interval, slot_heartbeat, ws_tick, ws_auth_timeout, event_interval)
+
+
+def problems() -> list[Problem]:
+    """Every wrong sandbox setting, in the order of READERS."""
+    found = []
+    for read in READERS:
+        try:
+            read()
+        except SettingsError as error:
+            found.append(error.problem)
+    return found

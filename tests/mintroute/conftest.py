@@ -1,8 +1,9 @@
-"""Fixtures for the mint route: a logged-in browser with CSRF enforced, one clock for everyone."""
+"""Fixtures for the mint route: a logged-in browser with CSRF enforced, one clock for everyone, and
+`entry`, each of the route's two entries in turn (tests/mintroute/entries.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import SimpleNamespace
 from typing import Any
 
@@ -16,22 +17,40 @@ from sportsproxy.sandbox.accounts import quota
 from sportsproxy.sandbox.accounts.keys import hash_secret
 from sportsproxy.sandbox.clock import ManualClock
 from sportsproxy.sandbox.models import ApiKey
+from tests.mintroute.entries import ENTRIES, Entry, serve_entry
 
 Mint = Callable[..., Any]
 Test = Callable[..., None]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """A test that uses `sharing` runs in each SPORTS_TOKEN_SHARING mode (see login_mode_only)."""
+    """A test that uses `sharing` runs in each SPORTS_TOKEN_SHARING mode (see login_mode_only); one
+    that uses `entry` runs against each entry of the route (see wsgi_only)."""
     if "sharing" in metafunc.fixturenames:
         only_login = getattr(metafunc.function, "login_mode_only", False)
         metafunc.parametrize("sharing", ["login"] if only_login else ["login", "site"], indirect=True)
+    if "entry" in metafunc.fixturenames:
+        only_wsgi = getattr(metafunc.function, "wsgi_only", False)
+        metafunc.parametrize("entry", ENTRIES[:1] if only_wsgi else ENTRIES, indirect=True)
 
 
 def login_mode_only(test: Test) -> Test:
     """Marks a test of what only "login" mode does (the per-login cookie): it runs in that mode alone."""
     test.login_mode_only = True  # type: ignore[attr-defined]
     return test
+
+
+def wsgi_only(test: Test) -> Test:
+    """Marks a row that needs what only Django's test client can do (choose REMOTE_ADDR, or change
+    MIDDLEWARE after the ASGI app was built): it runs against the WSGI entry alone."""
+    test.wsgi_only = True  # type: ignore[attr-defined]
+    return test
+
+
+@pytest.fixture
+def entry(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Entry]:
+    """Each entry of the route in turn: "wsgi" (Django's test client) and "asgi" (uvicorn, a real socket)."""
+    yield from serve_entry(request, monkeypatch)
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from django.test import Client
 
 from mintroute.checks import check_mint_route_settings
 from tests.mintroute.conftest import logged_in_browser, login_mode_only, post_token, upstream_calls
-from tests.mintroute.test_views import assert_refusal
+from tests.mintroute.entries import assert_refusal
 
 pytestmark = pytest.mark.usefixtures("sharing")  # every test in both SPORTS_TOKEN_SHARING modes
 

@@ -18,8 +18,8 @@ from django.test import Client
 
 from mintroute.checks import check_mint_route_settings
 from tests.mintroute.conftest import logged_in_browser, post_token
+from tests.mintroute.entries import assert_refusal
 from tests.mintroute.test_authentication import SESSION, app_call
-from tests.mintroute.test_views import assert_refusal
 from tests.upstreams import closed_port_url
 
 TOKEN_AUTHENTICATION = "rest_framework.authentication.TokenAuthentication"

@@ -13,8 +13,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from tests.mintroute.conftest import logged_in_browser, post_token
+from tests.mintroute.entries import assert_refusal
 from tests.mintroute.test_authentication import DEVICE, SESSION, app_call
-from tests.mintroute.test_views import assert_refusal
 
 BASIC = "rest_framework.authentication.BasicAuthentication"
 REMOTE_USER = "rest_framework.authentication.RemoteUserAuthentication"

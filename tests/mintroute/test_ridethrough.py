@@ -9,15 +9,13 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
-import httpx2
 import pytest
 
 from sportsproxy.sandbox.accounts.keys import hash_secret
 from sportsproxy.sandbox.clock import ManualClock
 from sportsproxy.sandbox.models import ApiKey
 from tests.mintroute.conftest import logged_in_browser, post_token
-from tests.mintroute.test_asgi import logged_in, mint
-from tests.mintroute.test_views import assert_refusal
+from tests.mintroute.entries import Entry, assert_refusal
 from tests.upstreams import closed_port_url, fake_upstream, http_response
 
 pytestmark = pytest.mark.usefixtures("sharing")  # both modes
@@ -114,14 +112,15 @@ def test_what_is_held_is_this_logins_token_or_the_sites(settings: Any, sharing: 
 def test_the_async_entry_rides_through_the_same_way(
     asgi_server: str, settings: Any, clock: ManualClock, one_clock: ManualClock
 ) -> None:
-    with httpx2.Client(base_url=f"http://{asgi_server}", timeout=10) as site:
-        logged_in(site)
-        held = mint(site).json()
-        one_clock.advance(539)
-        with failing(settings, "down"):
-            riding = mint(site)
-            one_clock.advance(1)
-            refused = mint(site)
+    entry = Entry("asgi", asgi_server)
+    site = entry.browser()
+    held = site.mint().json()
+    one_clock.advance(539)
+    with failing(settings, "down"):
+        riding = site.mint()
+        one_clock.advance(1)
+        refused = site.mint()
+    entry.close()
     assert riding.status_code == 200, riding.text
     assert riding.json() == held
     assert refused.status_code == 503

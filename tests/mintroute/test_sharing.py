@@ -19,8 +19,8 @@ from mintroute import sharing
 from mintroute.checks import check_mint_route_settings
 from sportsproxy.sandbox.clock import ManualClock
 from tests.mintroute.conftest import logged_in_browser, post_token, upstream_calls
+from tests.mintroute.entries import assert_refusal
 from tests.mintroute.test_authentication import DEVICE, SESSION, app_call
-from tests.mintroute.test_views import assert_refusal
 
 UNAUTHORIZED = '{"reason": "unauthorized"}'
 

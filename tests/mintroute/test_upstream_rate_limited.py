@@ -15,7 +15,7 @@ from django.test import Client
 
 from sportsproxy.sandbox.clock import ManualClock
 from tests.mintroute.conftest import post_token
-from tests.mintroute.test_views import assert_refusal
+from tests.mintroute.entries import assert_refusal
 from tests.upstreams import fake_upstream, http_response
 
 

@@ -1,3 +1,6 @@
+"""The client IP every limit counts (mintroute.ratelimits.client_ip): behind trusted proxies, per IPv4
+address, IPv4-mapped and NAT64 clients as their IPv4 address, other IPv6 clients per /64."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -7,7 +10,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client, RequestFactory
 
-from mintroute.client_ip import client_ip
+from mintroute.ratelimits import client_ip
 from tests.dual_stack import client_from, dual_stack_server
 
 
