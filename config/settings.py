@@ -74,7 +74,7 @@ MIDDLEWARE = [
     "mintroute.middleware.forget_token_on_logout",  # logging out deletes the remembered-token cookie
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "config.sync_chain.run_chain_in_one_thread",  # last: under ASGI, the chain above runs in one thread hop
+    "mintroute.middleware.run_chain_in_one_thread",  # last: under ASGI, the chain above runs in one thread hop
 ]
 
 ROOT_URLCONF = "config.urls"

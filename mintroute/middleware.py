@@ -1,10 +1,19 @@
-"""Optional: logging out also deletes the remembered-token cookie from the browser.
+"""Optional middleware for a site that hosts the route; add either to MIDDLEWARE by its path.
 
-Without it a logged-out browser's cookie is never honoured again (the login it was bound to has
-ended, mintroute.reuse) and expires with its token; with it, the logout's own response deletes it,
-so no live token stays in a shared computer's cookie store. Add it to MIDDLEWARE:
-
-    "mintroute.middleware.forget_token_on_logout",
+- `forget_token_on_logout`: logging out also deletes the remembered-token cookie from the browser.
+  Without it a logged-out browser's cookie is never honoured again (the login it was bound to has
+  ended, mintroute.reuse) and expires with its token; with it, the logout's own response deletes
+  it, so no live token stays in a shared computer's cookie store.
+- `run_chain_in_one_thread`, last in MIDDLEWARE: under ASGI, every middleware above it runs in the
+  request's thread, entered once, instead of crossing from the event loop to that thread and back
+  for each of its steps. Django runs a middleware built on MiddlewareMixin (sessions, CSRF,
+  authentication, messages, ...) in async mode when the handler below it is async, and each of its
+  process_request, process_view and process_response then hops to the request's thread and back
+  (13 hops a request in this project's chain). A middleware that runs only synchronously, placed
+  innermost, makes Django build the whole chain above it synchronously: one hop in, the chain as
+  under WSGI, one hop back to the loop for the URL resolution and the view. The route's async entry
+  still runs on the loop. Under WSGI it only calls the next handler. Measured in docs/deploy.md
+  ("The route under ASGI").
 """
 
 from __future__ import annotations
@@ -46,5 +55,16 @@ def forget_token_on_logout(get_response: Callable[[HttpRequest], Any]) -> Callab
 
     def middleware(request: HttpRequest) -> HttpResponseBase:
         return forget(request, get_response(request))
+
+    return middleware
+
+
+def run_chain_in_one_thread(
+    get_response: Callable[[HttpRequest], HttpResponseBase],
+) -> Callable[[HttpRequest], HttpResponseBase]:
+    """A synchronous pass-through (Django takes a plain function middleware for sync-only)."""
+
+    def middleware(request: HttpRequest) -> HttpResponseBase:
+        return get_response(request)
 
     return middleware

@@ -1,4 +1,4 @@
-"""config.sync_chain: under ASGI the site's middleware run in the request's thread, entered once."""
+"""mintroute.middleware: under ASGI, run_chain_in_one_thread runs the site's middleware in the request's thread."""
 
 from __future__ import annotations
 
