@@ -38,9 +38,17 @@ class RouteError(Exception):
         return {"status": self.status_code, "code": self.error_code, "message": self.message, "headers": self.headers}
 
     @classmethod
-    def from_record(cls, record: dict[str, Any]) -> RouteError:
-        """The refusal `as_record` wrote (raised once already, so its row is in the table)."""
-        return cls(record["status"], record["code"], record["message"], record["headers"])
+    def from_record(cls, record: object) -> RouteError | None:
+        """The refusal `as_record` wrote (raised once already, so its row is in the table); None
+        for anything else found there (another release's record, a stranger's write)."""
+        if not isinstance(record, dict):
+            return None
+        status, code, message, headers = (record.get(field) for field in ("status", "code", "message", "headers"))
+        if not (isinstance(status, int) and isinstance(code, str) and isinstance(message, str)):
+            return None
+        if not (isinstance(headers, dict) and all(isinstance(v, str) for v in headers.values())):
+            return None
+        return cls(status, code, message, headers)
 
     def as_response(self) -> JsonResponse:
         return JsonResponse(

@@ -52,6 +52,8 @@ def mint_upstream(ttl: int) -> TokenResponse:
         raise misconfigured(error) from None
     except SportsError as error:
         raise upstream_failure(error) from None
+    except Exception:
+        raise unexpected_failure() from None
 
 
 @sensitive_variables()
@@ -70,6 +72,8 @@ async def amint_upstream(ttl: int) -> TokenResponse:
         raise misconfigured(error) from None
     except SportsError as error:
         raise upstream_failure(error) from None
+    except Exception:
+        raise unexpected_failure() from None
 
 
 def _log_rotation() -> None:
@@ -77,6 +81,13 @@ def _log_rotation() -> None:
         "Key rotation: SPORTS_API_KEY was refused, minted with SPORTS_API_KEY_PREVIOUS instead. "
         "Check that the new key is active before revoking the old one."
     )
+
+
+def unexpected_failure() -> RouteError:
+    """Anything else the mint raised (a transport of the wrong library, a bug): logged with its
+    traceback, answered 502 `upstream_error` (never a 500), so the caller retries with backoff."""
+    logger.exception("Mint failed unexpectedly; answering 502 upstream_error")
+    return RouteError(502, "upstream_error", "The sports service could not be asked for a token. Retry shortly.")
 
 
 def upstream_failure(error: SportsError) -> RouteError:

@@ -44,6 +44,7 @@ from django.utils.crypto import salted_hmac
 from mintroute import reuse
 from mintroute.errors import RouteError
 from sportsproxy.django import conf as sdk_conf
+from sportsproxy.service import longest_call_seconds
 
 logger = logging.getLogger(__name__)
 
@@ -215,9 +216,9 @@ def _wait_for(
         if _serves(current, reason):
             return current.answer()
         if (yield Store(partial(_cache().get, keys.lock))) != holder:
-            failure = yield Store(partial(_cache().get, keys.failed(holder)))
-            if isinstance(failure, dict):
-                raise RouteError.from_record(failure)
+            failure = RouteError.from_record((yield Store(partial(_cache().get, keys.failed(holder)))))
+            if failure is not None:
+                raise failure
             return None
     return None
 
@@ -304,12 +305,18 @@ def _cache() -> BaseCache:
 
 
 def _lock_seconds() -> int:
-    """The longest a mint can take: two calls of SPORTS_TIMEOUT (a key rotation retries once), and a margin."""
     try:
         timeout = sdk_conf.timeout()
     except ImproperlyConfigured:
         timeout = 5  # the mint itself reports the setting
-    return 2 * math.ceil(timeout) + LOCK_MARGIN_SECONDS
+    return lock_seconds(timeout)
+
+
+def lock_seconds(timeout: float) -> int:
+    """How long the single flight's lock lives with SPORTS_TIMEOUT = `timeout`: the longest a mint can
+    take, and a margin. A mint is two calls at most (a key rotation retries once with the previous
+    key), each as long as the SDK's retries allow."""
+    return 2 * math.ceil(longest_call_seconds(timeout)) + LOCK_MARGIN_SECONDS
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ logger = logging.getLogger(__name__)
 # own 401, so a site's LoginRequiredMiddleware must not redirect (or load the session) before it.
 @csrf_exempt
 @login_not_required
+@transaction.non_atomic_requests  # no transaction to open (a database outage must be the route's 503)
 def sports_token(request: HttpRequest) -> HttpResponse:
     """The reusable token of this login, or a newly minted one."""
     try:

@@ -34,7 +34,16 @@ from sportsproxy.errors import (
     api_error,
 )
 from sportsproxy.responses import MatchPage, TokenResponse
-from sportsproxy.service import RPC_PATH, TTL_DEFAULT, api_key_problem, origin_problem, validate_ttl
+from sportsproxy.service import (
+    DEFAULT_MAX_RETRIES,
+    RETRY_BASE_DELAY,
+    RETRY_MAX_DELAY,
+    RPC_PATH,
+    TTL_DEFAULT,
+    api_key_problem,
+    origin_problem,
+    validate_ttl,
+)
 
 if TYPE_CHECKING:
     from sportsproxy.realtime import SportsSocket
@@ -42,9 +51,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger("sportsproxy.client")
 
 DEFAULT_TIMEOUT = 5.0
-DEFAULT_MAX_RETRIES = 2
-RETRY_BASE_DELAY = 0.25
-RETRY_MAX_DELAY = 4.0
 
 _JWT_SHAPE = re.compile(r"^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$")
 

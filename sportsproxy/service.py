@@ -6,7 +6,9 @@ keeps its own (`mintroute/static/sports/constants.js`); tests/test_service_facts
 every other copy equal to this module.
 
 The rules (`validate_ttl`, `api_key_problem`, `origin_problem`) are shared on purpose: the SDK
-client, the Django glue's checks and the mint route's settings refuse a value with their words.
+client, the Django glue's checks and the mint route's settings refuse a value with their words. So
+is the SDK's retry policy, which bounds how long one call can take (`longest_call_seconds`): the
+mint route's single flight holds its lock that long.
 """
 
 from __future__ import annotations
@@ -111,3 +113,16 @@ def _not_an_origin_because(url: str) -> str | None:
     if "#" in url:
         return "it has a fragment (remove everything from the #)"
     return None
+
+
+# The SDK's retries: only failures to connect (the request cannot have reached the service), with
+# full-jitter backoff capped at RETRY_MAX_DELAY.
+DEFAULT_MAX_RETRIES = 2
+RETRY_BASE_DELAY = 0.25
+RETRY_MAX_DELAY = 4.0
+
+
+def longest_call_seconds(timeout: float, max_retries: int = DEFAULT_MAX_RETRIES) -> float:
+    """The longest one SDK call can take with `timeout` per attempt: every attempt timing out,
+    with the longest backoff between them."""
+    return (1 + max_retries) * timeout + max_retries * RETRY_MAX_DELAY

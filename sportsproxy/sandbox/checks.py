@@ -48,7 +48,7 @@ def check_signing_key_is_its_own(app_configs: Any = None, **kwargs: Any) -> list
 def check_signing_key_is_strong(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     """sandbox.E002: the tokens' signing key is not guessable."""
     signing_key = getattr(settings, "SPORTS_SANDBOX_SIGNING_KEY", "")
-    weakness = secrets.weakness(signing_key, min_length=SIGNING_KEY_MIN_LENGTH) if signing_key else None
+    weakness = secrets.weakness(str(signing_key or ""), min_length=SIGNING_KEY_MIN_LENGTH)
     if weakness is None:
         return []
     return [

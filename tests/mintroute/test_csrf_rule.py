@@ -11,12 +11,16 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
+from rest_framework import authentication, exceptions
+from rest_framework.request import Request
 
 from tests.mintroute.conftest import logged_in_browser, post_token
 from tests.mintroute.entries import assert_refusal
 from tests.mintroute.test_authentication import DEVICE, SESSION, app_call
 
 BASIC = "rest_framework.authentication.BasicAuthentication"
+DIGEST = "tests.mintroute.test_csrf_rule.DigestAuthentication"
+NEGOTIATE = "tests.mintroute.test_csrf_rule.NegotiateAuthentication"
 REMOTE_USER = "rest_framework.authentication.RemoteUserAuthentication"
 EVIL_ORIGIN = "https://evil.example"
 
@@ -98,3 +102,39 @@ def test_an_app_header_a_browser_never_sends_by_itself_needs_no_csrf_token(setti
     settings.SPORTS_TOKEN_AUTHENTICATION = [SESSION, DEVICE]
     User.objects.create_user("phone-owner", password="pw")
     assert app_call().status_code == 200
+
+
+class _SchemeAuthentication(authentication.BaseAuthentication):
+    """Authenticates `Authorization: <scheme> <username>`: a stand-in for a Digest or Kerberos
+    (Negotiate) class, whose credentials a browser caches and replays on a forged form."""
+
+    scheme = ""
+
+    def authenticate(self, request: Request) -> tuple[User, str] | None:
+        given, _, username = request.META.get("HTTP_AUTHORIZATION", "").partition(" ")
+        if given != self.scheme:
+            return None
+        user = User.objects.filter(username=username).first()
+        if user is None:
+            raise exceptions.AuthenticationFailed("Unknown user.")
+        return user, username
+
+    def authenticate_header(self, request: Request) -> str:
+        return self.scheme
+
+
+class DigestAuthentication(_SchemeAuthentication):
+    scheme = "Digest"
+
+
+class NegotiateAuthentication(_SchemeAuthentication):
+    scheme = "Negotiate"
+
+
+@pytest.mark.parametrize(("listed", "scheme"), [(DIGEST, "Digest"), (NEGOTIATE, "Negotiate")])
+def test_a_forged_form_with_cached_digest_or_negotiate_credentials_is_403(
+    settings: Any, alice: User, listed: str, scheme: str
+) -> None:
+    settings.SPORTS_TOKEN_AUTHENTICATION = [listed]
+    assert_refusal(forged_form(HTTP_AUTHORIZATION=f"{scheme} alice"), 403, "csrf_failed")
+    assert with_the_pages_token(HTTP_AUTHORIZATION=f"{scheme} alice").status_code == 200

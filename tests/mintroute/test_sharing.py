@@ -94,7 +94,7 @@ def test_concurrent_callers_cost_one_mint(site_key: str, settings: Any) -> None:
 
 
 def test_a_dead_lock_holder_delays_the_mint_no_longer_than_its_lock(settings: Any, site_key: str) -> None:
-    settings.SPORTS_TIMEOUT = 0.5  # the lock of a mint lives 2 x 1 s + 2 s
+    settings.SPORTS_TIMEOUT = 0.5
     cache.set(f"{sharing._Keys.of_this_site().lock}", "a-holder-that-died", 4)
     started = time.monotonic()
     response = post_token(logged_in_browser())

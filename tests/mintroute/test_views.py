@@ -13,12 +13,14 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import time
 from typing import Any
 
 import jwt
 import pytest
 from django.conf import settings
 from django.contrib.auth.models import User
+from django.test.utils import CaptureQueriesContext
 
 from sportsproxy.sandbox.accounts.keys import hash_secret
 from sportsproxy.sandbox.clock import ManualClock
@@ -359,6 +361,27 @@ def test_upstream_garbage_is_502_upstream_error(entry: Entry, settings: Any) -> 
         assert_refusal(browser.mint(), 502, "upstream_error")
 
 
+def test_a_mint_that_fails_unexpectedly_is_502_upstream_error_and_the_next_one_mints(
+    entry: Entry, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Whatever the mint raises besides the SDK's errors (a transport of the wrong library, a bug) is a
+    # logged 502, never a 500; in "site" mode its lock is released, so the next caller mints at once.
+    from mintroute import minting
+
+    def broken() -> Any:
+        raise RuntimeError("a bug beneath the mint")
+
+    browser = entry.browser()
+    with monkeypatch.context() as patched:
+        patched.setattr(minting, "get_client", broken)
+        patched.setattr(minting, "get_async_client", broken)
+        assert_refusal(browser.mint(), 502, "upstream_error")
+    assert "a bug beneath the mint" in caplog.text  # with its traceback
+    started = time.monotonic()
+    assert browser.mint(json.dumps({"reason": "unauthorized"})).status_code == 200
+    assert time.monotonic() - started < 5  # nobody waited for a lock the failed mint kept
+
+
 def test_upstream_rate_limited_is_503_with_the_services_wait(entry: Entry, settings: Any) -> None:
     browser = entry.browser()
     envelope = {
@@ -423,7 +446,12 @@ def test_a_site_with_atomic_requests_still_mints(entry: Entry, monkeypatch: pyte
     from django.db import connection
 
     monkeypatch.setitem(connection.settings_dict, "ATOMIC_REQUESTS", True)  # Django refuses async views then
-    assert entry.browser().mint().status_code == 200
+    browser = entry.browser()
+    with CaptureQueriesContext(connection) as queries:
+        assert browser.mint().status_code == 200
+    # Neither entry opens a transaction: a database outage must reach the route's 503, not fail
+    # Django's transaction.atomic() around the view with a 500.
+    assert not [query for query in queries if "SAVEPOINT" in query["sql"]]
 
 
 @wsgi_only  # Django builds an ASGI app's middleware chain once, when the server starts

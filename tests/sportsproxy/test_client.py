@@ -25,11 +25,11 @@ from sportsproxy import (
     TokenResponse,
     UnauthorizedError,
 )
-from sportsproxy.client import RETRY_MAX_DELAY
 from sportsproxy.sandbox.accounts.keys import hash_secret
 from sportsproxy.sandbox.clock import ManualClock
 from sportsproxy.sandbox.models import ApiKey
 from sportsproxy.sandbox.rpc.transport import SandboxTransport
+from sportsproxy.service import RETRY_MAX_DELAY
 from tests.upstreams import closed_port_url, fake_upstream, http_response
 
 

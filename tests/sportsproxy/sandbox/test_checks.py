@@ -40,6 +40,7 @@ def test_a_signing_key_inside_the_secret_key_or_around_it_is_e001(settings: Any,
 WEAK_SIGNING_KEYS = {
     "a x 32": "a" * 32,
     "short": "short",
+    "empty": "",
     "31 characters": secrets.token_hex(16)[:31],
     "9 distinct": "abcdefghi" * 5,
     "white space at the end": secrets.token_hex(32) + " ",
