@@ -13,9 +13,10 @@ demo: install
 	$(PY) manage.py runserver $(HOST)
 
 # Production: settings from the environment (docs/deploy.md); gunicorn for HTTP on $(HOST), and
-# uvicorn for the sandbox's WebSocket when it is mounted (config/serve.py). config/serve.py runs
-# `check --deploy` first and refuses to start, exit 1, on any error (docs/settings.md lists the ids).
+# uvicorn for the sandbox's WebSocket when it is mounted (config/serve.py). `check --deploy` runs before
+# migrate and again before serving; any error refuses the start, exit 1 (docs/settings.md lists the ids).
 serve: install
+	$(PY) -m config.serve --check
 	$(PY) manage.py migrate --no-input
 	$(PY) manage.py collectstatic --no-input --verbosity 0
 	HOST=$(HOST) $(PY) -m config.serve

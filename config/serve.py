@@ -111,15 +111,19 @@ def refusal() -> str | None:
     return None
 
 
-def main() -> None:
+def main(arguments: list[str]) -> None:
+    """Serve; with `--check`, only run the deploy checks (make serve runs them before `migrate`
+    touches the database, and again here, after it, for what only a migrated database shows)."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     reason = refusal()
     if reason is not None:
         sys.exit(f"make serve refuses to start: {reason}")
+    if arguments == ["--check"]:
+        return
     from django.conf import settings
 
     sys.exit(run(plan(dict(os.environ), sandbox=bool(settings.SPORTS_SANDBOX))))
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

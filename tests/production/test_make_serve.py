@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx2
+import psycopg
 import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
@@ -109,16 +110,23 @@ def test_make_serve_refuses_to_start(case: str) -> None:
         assert environment["DJANGO_SECRET_KEY"] not in output
 
 
-def test_the_makefile_target_refuses_too(tmp_path_factory: pytest.TempPathFactory) -> None:
-    cluster = Cluster()  # its own fresh database for make serve's migrate
+def test_the_makefile_target_refuses_before_it_migrates() -> None:
+    database = f"sports_serve_{secrets.token_hex(4)}"  # a fresh, empty production database
+    with psycopg.connect(f"{POSTGRES}/test", autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{database}"')
     try:
-        cluster.start(events_in=())
-        environment = production_environment(REDIS_URL="", DATABASE_URL=cluster.environment["DATABASE_URL"])
+        environment = production_environment(REDIS_URL="", DATABASE_URL=f"{POSTGRES}/{database}")
         code, output = serve_expecting_refusal(["make", "--no-print-directory", "serve"], environment)
+        with psycopg.connect(f"{POSTGRES}/{database}") as connection:
+            row = connection.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'")
+            tables = row.fetchone()
     finally:
-        cluster.stop()
+        with psycopg.connect(f"{POSTGRES}/test", autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
     assert code != 0
     assert "(mintroute.E006)" in output
+    assert "make serve refuses to start" in output
+    assert tables == (0,)  # refused before `migrate` wrote anything
 
 
 def test_random_hexadecimal_secrets_and_a_test_key_pass_the_deploy_checks() -> None:
