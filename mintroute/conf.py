@@ -21,7 +21,7 @@ from django.http import HttpRequest
 from django.utils.module_loading import import_string
 from django_ratelimit.core import rate_re
 
-from sportsproxy.django.problems import Problem, SettingsError
+from sportsproxy.django.problems import Problem, SettingsError, problems_of
 from sportsproxy.service import TTL_DEFAULT, TTL_MAX, TTL_MIN, validate_ttl
 
 Permission = Callable[[HttpRequest], bool]
@@ -206,10 +206,4 @@ READERS = (token_ttl, token_rate, permission, trusted_proxy_count, authenticatio
 
 def problems() -> list[Problem]:
     """Every wrong setting of the route, in the order of READERS."""
-    found = []
-    for read in READERS:
-        try:
-            read()
-        except SettingsError as error:
-            found.append(error.problem)
-    return found
+    return problems_of(READERS)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from django.apps import apps
 from django.conf import settings
 
-from sportsproxy.django.problems import Problem, SettingsError
+from sportsproxy.django.problems import Problem, SettingsError, problems_of
 from sportsproxy.service import RPC_PATH, api_key_problem, origin_problem
 
 TRANSPORTS = ("http", "sandbox")
@@ -165,11 +165,4 @@ READERS = (api_key, timeout, transport, base_url, previous_api_key)  # in the or
 
 def problems() -> list[Problem]:
     """Every wrong setting of the SDK, in the order of READERS, each once."""
-    found: list[Problem] = []
-    for read in READERS:
-        try:
-            read()
-        except SettingsError as error:
-            if error.problem not in found:  # base_url() raises transport()'s problem again
-                found.append(error.problem)
-    return found
+    return problems_of(READERS)

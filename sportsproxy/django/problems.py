@@ -6,6 +6,7 @@ Both the SDK's glue and the mint route list their problems this way.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from django.core.checks import CheckMessage, Error, Warning
@@ -31,3 +32,16 @@ class SettingsError(ImproperlyConfigured):
     def __init__(self, problem: Problem) -> None:
         super().__init__(f"{problem.message} {problem.hint}")
         self.problem = problem
+
+
+def problems_of(readers: Iterable[Callable[[], object]]) -> list[Problem]:
+    """What `readers` (one per setting, each raising SettingsError) find wrong, in their order, each
+    problem once (a reader may raise another's problem: the glue's base URL raises the transport's)."""
+    found: list[Problem] = []
+    for read in readers:
+        try:
+            read()
+        except SettingsError as error:
+            if error.problem not in found:
+                found.append(error.problem)
+    return found

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from sportsproxy import service
-from sportsproxy.django.problems import Problem, SettingsError
+from sportsproxy.django.problems import Problem, SettingsError, problems_of
 
 # The service's own facts; those the SDK needs too are written once, in sportsproxy.service.
 TIERS = ("free", "starter", "growth", "business")
@@ -144,10 +144,4 @@ READERS = (rate_classes, jwt_leeway, last_used_interval, slot_heartbeat, ws_tick
 
 def problems() -> list[Problem]:
     """Every wrong sandbox setting, in the order of READERS."""
-    found = []
-    for read in READERS:
-        try:
-            read()
-        except SettingsError as error:
-            found.append(error.problem)
-    return found
+    return problems_of(READERS)

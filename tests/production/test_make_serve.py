@@ -129,11 +129,9 @@ def test_the_makefile_target_refuses_before_it_migrates() -> None:
     assert tables == (0,)  # refused before `migrate` wrote anything
 
 
-def test_random_hexadecimal_secrets_and_a_test_key_pass_the_deploy_checks() -> None:
-    environment = production_environment(
-        DJANGO_SECRET_KEY=secrets.token_hex(32), SPORTS_SANDBOX_SIGNING_KEY=secrets.token_hex(32)
-    )
-    completed = subprocess.run(
+def check_deploy(environment: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`manage.py check --deploy` as make serve runs it, in its own process."""
+    return subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "ERROR"],
         cwd=PROJECT_ROOT,
         env=environment,
@@ -142,21 +140,20 @@ def test_random_hexadecimal_secrets_and_a_test_key_pass_the_deploy_checks() -> N
         timeout=120,
         check=False,
     )
+
+
+def test_random_hexadecimal_secrets_and_a_test_key_pass_the_deploy_checks() -> None:
+    environment = production_environment(
+        DJANGO_SECRET_KEY=secrets.token_hex(32), SPORTS_SANDBOX_SIGNING_KEY=secrets.token_hex(32)
+    )
+    completed = check_deploy(environment)
     assert completed.returncode == 0, completed.stderr
     assert "sportsproxy.W002" in completed.stderr  # the sk_test_ key: a warning, never a refusal
 
 
 def test_a_single_process_site_may_waive_e006() -> None:
     environment = production_environment(REDIS_URL="", DJANGO_SILENCED_SYSTEM_CHECKS="mintroute.E006")
-    completed = subprocess.run(
-        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "ERROR"],
-        cwd=PROJECT_ROOT,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    completed = check_deploy(environment)
     assert completed.returncode == 0, completed.stderr
     assert "mintroute.E006" not in completed.stdout + completed.stderr
 
