@@ -9,6 +9,7 @@ the sandbox's WebSocket on the next address), Redis for the cache and the channe
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import socket
 import subprocess
@@ -25,6 +26,28 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 POSTGRES = "postgres://postgres@127.0.0.1:5432"
 REDIS_URL = "redis://127.0.0.1:6379/11"  # a database of its own, flushed before and after
 PASSWORD = "cluster-pass-123"
+
+
+def logged_in(
+    url: str, username: str = "demo", password: str = PASSWORD, *, headers: dict[str, str] | None = None
+) -> httpx2.Client:
+    """A client of the site at `url`, logged in through its login form."""
+    browser = httpx2.Client(base_url=url, timeout=10)
+    form = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', browser.get("/accounts/login/").text)
+    assert form is not None
+    answer = browser.post(
+        "/accounts/login/",
+        data={"username": username, "password": password, "csrfmiddlewaretoken": form.group(1)},
+        headers=headers,
+    )
+    assert answer.status_code == 302, answer.text
+    return browser
+
+
+def mint(browser: httpx2.Client, url: str = "") -> httpx2.Response:
+    """A fresh mint (reason "unauthorized": no reuse hides a call) at `url`, or at the client's own site."""
+    csrf = {"X-CSRFToken": browser.cookies["csrftoken"]}
+    return browser.post(f"{url}/api/sports-token", json={"reason": "unauthorized"}, headers=csrf)
 
 
 def free_port() -> int:

@@ -9,7 +9,6 @@ answers from the store again.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -18,7 +17,7 @@ import httpx2
 import pytest
 
 from tests.mintroute.conftest import logged_in_browser, post_token
-from tests.production.cluster import PASSWORD, Cluster, require_engines
+from tests.production.cluster import Cluster, logged_in, mint, require_engines
 from tests.production.tcp_proxy import TcpProxy
 from tests.production.test_make_serve import PRODUCTION
 from tests.production.test_redis_outage import RedisServer, own_redis  # noqa: F401 - the fixture
@@ -43,23 +42,6 @@ def proxied_node() -> Iterator[tuple[Cluster, TcpProxy]]:
         proxy.restore()  # node.stop() drops its database through the proxy's target directly
         node.stop()
         proxy.stop()
-
-
-def logged_in(url: str) -> httpx2.Client:
-    browser = httpx2.Client(base_url=url, timeout=ANSWERED_WITHIN_SECONDS)
-    form = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', browser.get("/accounts/login/").text)
-    assert form is not None
-    answer = browser.post(
-        "/accounts/login/", data={"username": "demo", "password": PASSWORD, "csrfmiddlewaretoken": form.group(1)}
-    )
-    assert answer.status_code == 302, answer.text
-    return browser
-
-
-def mint(browser: httpx2.Client) -> httpx2.Response:
-    return browser.post(
-        "/api/sports-token", json={"reason": "unauthorized"}, headers={"X-CSRFToken": browser.cookies["csrftoken"]}
-    )
 
 
 def assert_authentication_unavailable(answer: Any, headers: Any) -> None:

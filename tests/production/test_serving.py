@@ -12,8 +12,7 @@ import httpx2
 import pytest
 
 from tests import slow_upstream
-from tests.production.cluster import PROJECT_ROOT, Cluster, free_port, require_engines
-from tests.production.test_two_processes import logged_in
+from tests.production.cluster import PROJECT_ROOT, Cluster, free_port, logged_in, require_engines
 
 TIMEOUT_SECONDS = 2  # SPORTS_TIMEOUT: the stand-in service answers only after it
 CONCURRENT_MINTS = 64

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import secrets
 import signal
 import subprocess
@@ -26,7 +25,7 @@ import redis
 
 from mintroute.sharing import lock_seconds
 from tests.counting_service import CountingService
-from tests.production.cluster import PROJECT_ROOT, free_port
+from tests.production.cluster import PROJECT_ROOT, free_port, logged_in
 
 REDIS_URL = "redis://127.0.0.1:6379/12"  # a database of its own, flushed before each test
 USERS = 24
@@ -225,20 +224,6 @@ def test_an_unauthorized_flood_costs_at_most_one_mint_per_ten_seconds(shared_sit
     assert service.mints == 3
 
 
-def logged_in(url: str, username: str) -> httpx2.Client:
-    browser = httpx2.Client(base_url=url, timeout=10)
-    page = browser.get("/accounts/login/")
-    form_token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
-    assert form_token is not None
-    answer = browser.post(
-        "/accounts/login/",
-        data={"username": username, "password": PASSWORD, "csrfmiddlewaretoken": form_token.group(1)},
-        headers={"X-Forwarded-For": "198.51.100.200"},
-    )
-    assert answer.status_code == 302, answer.text
-    return browser
-
-
 def test_every_rule_still_refuses_what_it_refused(shared_site: Site) -> None:
     service = shared_site.service
     service.reset()
@@ -251,7 +236,7 @@ def test_every_rule_still_refuses_what_it_refused(shared_site: Site) -> None:
         assert inactive.status_code in (401, 403)  # Django's ModelBackend does not authenticate inactive users
         wrong_body = shared_site.mint(1, node=node, reason="bogus")
         assert (wrong_body.status_code, wrong_body.json()["error"]) == (400, "bad_request")
-        browser = logged_in(url, f"user{2 + node}")
+        browser = logged_in(url, f"user{2 + node}", PASSWORD, headers={"X-Forwarded-For": "198.51.100.200"})
         try:
             no_csrf = browser.post("/api/sports-token", json={}, headers={"X-Forwarded-For": "198.51.100.202"})
             assert (no_csrf.status_code, no_csrf.json()["error"]) == (403, "csrf_failed")

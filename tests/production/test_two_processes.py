@@ -13,30 +13,10 @@ from datetime import UTC, datetime, timedelta
 import httpx2
 from websockets.asyncio.client import ClientConnection, connect
 
-from tests.production.cluster import PASSWORD, Cluster
+from tests.production.cluster import Cluster, logged_in, mint
 from tests.support import envelope
 
 IDLE_SECONDS = 65  # past channels_redis's 5 s blocking read many times over, and past two 25 s pings
-
-
-def logged_in(url: str) -> httpx2.Client:
-    browser = httpx2.Client(base_url=url, timeout=10)
-    page = browser.get("/accounts/login/")
-    form_token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
-    assert form_token is not None
-    answer = browser.post(
-        "/accounts/login/", data={"username": "demo", "password": PASSWORD, "csrfmiddlewaretoken": form_token.group(1)}
-    )
-    assert answer.status_code == 302
-    return browser
-
-
-def mint(browser: httpx2.Client, url: str) -> httpx2.Response:
-    return browser.post(
-        f"{url}/api/sports-token",
-        json={"reason": "unauthorized"},  # always a fresh mint: no reuse hides a call
-        headers={"X-CSRFToken": browser.cookies["csrftoken"]},
-    )
 
 
 def test_sessions_and_the_mint_route_limit_are_shared_by_both_processes(cluster: Cluster) -> None:
