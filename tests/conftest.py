@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -13,6 +15,7 @@ from django.core.cache import cache
 from sportsproxy.sandbox import clock as sandbox_clock
 from sportsproxy.sandbox.accounts.keys import issue_key
 from sportsproxy.sandbox.models import Account
+from tests.redis_server import RedisServer
 from tests.support import envelope, post_rpc
 
 # The pytest plugin the wheel registers with its entry point (this checkout is not installed).
@@ -95,3 +98,16 @@ def asgi_server(settings: Any, clock: sandbox_clock.ManualClock, transactional_d
     settings.SPORTS_SANDBOX_WS_TICK = 0.02
     with serve_asgi(application) as address:
         yield address
+
+
+@pytest.fixture
+def own_redis() -> Iterator[RedisServer]:
+    """A redis-server started for this test alone, stopped after it."""
+    if shutil.which("redis-server") is None:
+        if os.environ.get("CI"):
+            pytest.fail("redis-server is not installed")
+        pytest.skip("redis-server is not installed")
+    server = RedisServer()
+    server.start()
+    yield server
+    server.stop()

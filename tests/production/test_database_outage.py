@@ -20,7 +20,7 @@ from tests.mintroute.conftest import logged_in_browser, post_token
 from tests.production.cluster import Cluster, logged_in, mint, require_engines
 from tests.production.tcp_proxy import TcpProxy
 from tests.production.test_make_serve import PRODUCTION
-from tests.production.test_redis_outage import RedisServer, own_redis  # noqa: F401 - the fixture
+from tests.redis_server import RedisServer
 
 POSTGRES_PORT = 5432
 ANSWERED_WITHIN_SECONDS = 10
@@ -81,7 +81,7 @@ def assert_outage_then_recovery(browser: httpx2.Client, proxy: TcpProxy) -> None
 
 
 def test_a_cache_session_store_that_goes_away_is_503_then_recovers(
-    own_redis: RedisServer,  # noqa: F811 - the fixture
+    own_redis: RedisServer,
     settings: Any,
     api_key: str,
 ) -> None:
@@ -108,7 +108,7 @@ def test_a_cache_session_store_that_goes_away_is_503_then_recovers(
 
 
 def test_a_cache_session_store_that_stops_is_503_not_a_logout(
-    own_redis: RedisServer,  # noqa: F811 - the fixture
+    own_redis: RedisServer,
     settings: Any,
     api_key: str,
 ) -> None:

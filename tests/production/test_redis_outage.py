@@ -3,76 +3,17 @@ rate_limit_unavailable within a bound, then 200."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import signal
-import subprocess
 import time
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
-import redis
-
 from tests.mintroute.conftest import logged_in_browser, post_token
-from tests.production.cluster import Cluster, free_port, logged_in, mint, require_engines
+from tests.production.cluster import Cluster, logged_in, mint, require_engines
 from tests.production.test_make_serve import PRODUCTION
+from tests.redis_server import RedisServer
 
 # config/settings.py gives each Redis call 2 s (redis-py's own default is 5 s); the first call that
 # times out ends the request.
 HUNG_REDIS_ANSWERED_WITHIN_SECONDS = 4
-
-
-class RedisServer:
-    """A redis-server of the test's own, on a free port, that the test can stop and start."""
-
-    def __init__(self) -> None:
-        self.port = free_port()
-        self.process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        command = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
-        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL)  # noqa: S603 - fixed command
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                redis.Redis.from_url(self.url, socket_connect_timeout=0.2).ping()
-                return
-            except redis.ConnectionError:
-                time.sleep(0.05)
-        raise RuntimeError("redis-server did not start")
-
-    def hang(self) -> None:
-        """Stopped, not gone: the kernel still accepts connections and takes requests, nothing answers."""
-        assert self.process is not None
-        self.process.send_signal(signal.SIGSTOP)
-
-    def resume(self) -> None:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGCONT)
-
-    def stop(self) -> None:
-        if self.process is not None:
-            self.resume()  # a stopped process would never act on the terminate
-            self.process.terminate()
-            self.process.wait(timeout=10)
-            self.process = None
-
-
-@pytest.fixture
-def own_redis() -> Iterator[RedisServer]:
-    if shutil.which("redis-server") is None:
-        if os.environ.get("CI"):
-            pytest.fail("redis-server is not installed")
-        pytest.skip("redis-server is not installed")
-    server = RedisServer()
-    server.start()
-    yield server
-    server.stop()
 
 
 def test_redis_down_is_503_and_recovery_is_automatic(own_redis: RedisServer, settings: Any, api_key: str) -> None:

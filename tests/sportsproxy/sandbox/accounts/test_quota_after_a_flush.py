@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import shutil
 import subprocess
 import sys
 import time
@@ -18,32 +17,14 @@ import pytest
 import redis
 
 from tests.production.cluster import PROJECT_ROOT, free_port
+from tests.redis_server import RedisServer
 
 START_SECONDS = 30
 QUOTA = 5
 
 
 @pytest.fixture
-def own_redis() -> Iterator[str]:
-    """The URL of a redis-server started for this test alone (the shared one is never flushed)."""
-    if shutil.which("redis-server") is None:
-        if os.environ.get("CI"):
-            pytest.fail("redis-server is not installed")
-        pytest.skip("redis-server is not installed")
-    port = free_port()
-    command = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL)  # noqa: S603 - fixed command
-    url = f"redis://127.0.0.1:{port}/0"
-    try:
-        _wait_for(lambda: redis.Redis.from_url(url, socket_connect_timeout=0.2).ping(), "redis-server")
-        yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-
-
-@pytest.fixture
-def environment(own_redis: str, tmp_path: Path) -> dict[str, str]:
+def environment(own_redis: RedisServer, tmp_path: Path) -> dict[str, str]:
     return {
         **os.environ,
         "DJANGO_ENV_FILE": "",
@@ -51,7 +32,7 @@ def environment(own_redis: str, tmp_path: Path) -> dict[str, str]:
         "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
         "SPORTS_SANDBOX_SIGNING_KEY": secrets.token_hex(32),
         "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
-        "REDIS_URL": own_redis,
+        "REDIS_URL": own_redis.url,
         "SPORTS_BASE_URL": "",
         "SPORTS_SANDBOX": "1",
         "SPORTS_SANDBOX_EVENTS": "0",
@@ -76,7 +57,7 @@ def server(environment: dict[str, str]) -> Iterator[str]:
 
 
 def test_an_accounts_own_quota_holds_for_its_tokens_after_a_flushall(
-    server: str, environment: dict[str, str], own_redis: str
+    server: str, environment: dict[str, str], own_redis: RedisServer
 ) -> None:
     # The dashboard's change: the account's save mirrors its quota into the server's cache.
     secret = _manage(
@@ -89,7 +70,7 @@ def test_an_accounts_own_quota_holds_for_its_tokens_after_a_flushall(
     ).split()[-1]
     _not_near_the_end_of_a_minute()  # the quota counts per calendar minute: all the calls fall in one
     token = _rpc(server, "tokens.create", secret, {"ttl": 600})["result"]["token"]
-    store = redis.Redis.from_url(own_redis)
+    store = redis.Redis.from_url(own_redis.url)
     assert store.keys("*rpm-quota*"), "the quota was not mirrored: the test would prove nothing"
 
     store.flushall()  # the cache loses its copy under the running server
