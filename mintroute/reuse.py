@@ -64,6 +64,8 @@ def reusable_token(request: HttpRequest, login: str) -> dict[str, str] | None:
         half_life = timedelta(seconds=stored["ttl"] / 2)
     except (TypeError, KeyError, ValueError):
         return None
+    if expires_at.tzinfo is None:  # written by an older release: a time without an offset is no time
+        return None
     if expires_at - now() <= half_life:
         return None
     return {"token": stored["token"], "expiresAt": stored["expiresAt"]}

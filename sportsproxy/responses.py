@@ -16,7 +16,12 @@ class TokenResponse:
 
     @classmethod
     def from_result(cls, result: dict[str, Any]) -> TokenResponse:
-        return cls(token=result["token"], expires_at=datetime.fromisoformat(result["expiresAt"]))
+        """The service's `{token, expiresAt}`; ValueError unless `expiresAt` is an ISO 8601 time with
+        a UTC offset (without one it cannot be compared with now, so the token's life is unknown)."""
+        expires_at = datetime.fromisoformat(result["expiresAt"])
+        if expires_at.tzinfo is None:
+            raise ValueError("expiresAt has no UTC offset")
+        return cls(token=result["token"], expires_at=expires_at)
 
     def as_json(self) -> dict[str, str]:
         return {"token": self.token, "expiresAt": self.expires_at.isoformat()}

@@ -3,11 +3,14 @@ the route mints afresh; and any user key (integer, UUID, string) can be remember
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.contrib.auth.models import User
+from django.http import HttpRequest, HttpResponse
 from django.test import Client
 
+from mintroute.reuse import TOKEN_COOKIE, TOKEN_COOKIE_SALT
 from tests.mintroute.conftest import logged_in_browser, post_token, upstream_calls
 from tests.mintroute.test_authentication import DEVICE, app_call
 
@@ -98,3 +101,20 @@ def test_a_logout_without_a_token_cookie_sets_no_cookie() -> None:
     browser = logged_in_browser()
     response = browser.post("/accounts/logout/", HTTP_X_CSRFTOKEN=browser.cookies["csrftoken"].value)
     assert "sports_token" not in response.cookies
+
+
+def test_a_remembered_token_without_a_utc_offset_is_minted_afresh_never_a_500(site_key: str) -> None:
+    # A cookie written before the SDK refused such a time (or by another release) must cost no call.
+    browser = logged_in_browser()
+    first = post_token(browser)
+    reading = HttpRequest()
+    reading.COOKIES = {TOKEN_COOKIE: browser.cookies[TOKEN_COOKIE].value}
+    record = json.loads(reading.get_signed_cookie(TOKEN_COOKIE, salt=TOKEN_COOKIE_SALT))
+    record["expiresAt"] = "2999-01-01T00:00:00"
+    writing = HttpResponse()
+    writing.set_signed_cookie(TOKEN_COOKIE, json.dumps(record), salt=TOKEN_COOKIE_SALT)
+    browser.cookies[TOKEN_COOKIE] = writing.cookies[TOKEN_COOKIE].value
+    again = post_token(browser)
+    assert again.status_code == 200, again.content
+    assert again.json()["token"] != first.json()["token"]
+    assert upstream_calls(site_key) == 2

@@ -361,6 +361,27 @@ def test_upstream_garbage_is_502_upstream_error(entry: Entry, settings: Any) -> 
         assert_refusal(browser.mint(), 502, "upstream_error")
 
 
+def test_an_expiry_without_a_utc_offset_is_502_upstream_error_and_no_later_call_fails(
+    entry: Entry, settings: Any
+) -> None:
+    def naive(body: bytes) -> bytes:
+        result = {"token": "a.b.c", "expiresAt": "2026-03-14T15:19:26"}
+        return http_response(json.dumps({"jsonrpc": "2.0", "id": json.loads(body)["id"], "result": result}).encode())
+
+    browser = entry.browser()
+    with fake_upstream(naive) as url:
+        settings.SPORTS_TRANSPORT = "http"
+        settings.SPORTS_BASE_URL = url
+        assert_refusal(browser.mint(), 502, "upstream_error")
+        assert_refusal(browser.mint(), 502, "upstream_error")  # nothing was kept from the first
+    settings.SPORTS_TRANSPORT = "sandbox"
+    settings.SPORTS_BASE_URL = ""
+    for _ in range(2):  # a mint, then (login mode) its reuse
+        answer = browser.mint()
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["expiresAt"].endswith("+00:00")
+
+
 def test_a_mint_that_fails_unexpectedly_is_502_upstream_error_and_the_next_one_mints(
     entry: Entry, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -193,6 +193,17 @@ def test_a_result_of_the_wrong_shape_raises_protocol_error(api_key: str) -> None
             sdk.tokens.create()
 
 
+@pytest.mark.parametrize("expires_at", ["2026-03-14T15:14:26", "2026-03-14", "soon"])
+def test_an_expiry_without_a_utc_offset_raises_protocol_error(api_key: str, expires_at: str) -> None:
+    # A time without an offset cannot be compared with now: the token's life is unknown.
+    def reply(body: bytes) -> bytes:
+        return envelope_reply(id=json.loads(body)["id"], result={"token": "a.b.c", "expiresAt": expires_at})
+
+    with fake_upstream(reply) as url, SportsClient(api_key, base_url=url) as sdk:
+        with pytest.raises(SportsProtocolError, match="shape"):
+            sdk.tokens.create()
+
+
 def test_answered_errors_are_never_retried(api_key: str) -> None:
     requests: list[bytes] = []
 
