@@ -65,6 +65,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "mintroute.middleware.route_answers_json",  # first: every answer on the route's path is its JSON
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",  # static files from Django itself, in any server
     "django.contrib.sessions.middleware.SessionMiddleware",

@@ -37,6 +37,7 @@ logger = logging.getLogger(__name__)
 
 REASONS = ("initial", "refresh", "reconnect", "unauthorized")
 MAX_BODY_BYTES = 1024
+OVERSIZE_BODY = f"The body is larger than {MAX_BODY_BYTES} bytes."
 
 
 @dataclass(frozen=True)
@@ -189,7 +190,7 @@ def _body(api_request: Request) -> Any:
 
 def _bad_body(error: Exception) -> RouteError:
     if isinstance(error, RequestDataTooBig):  # past DATA_UPLOAD_MAX_MEMORY_SIZE: Django refuses to read it
-        return RouteError(400, "bad_request", f"The body is larger than {MAX_BODY_BYTES} bytes.")
+        return RouteError(400, "bad_request", OVERSIZE_BODY)
     if isinstance(error, exceptions.UnsupportedMediaType):
         return RouteError(400, "bad_request", "Send the body as JSON (Content-Type: application/json).")
     detail = error.detail if isinstance(error, exceptions.APIException) else error
@@ -205,7 +206,7 @@ class TokenRequestParser(JSONParser):
     ) -> Any:
         raw = stream.read(MAX_BODY_BYTES + 1)
         if len(raw) > MAX_BODY_BYTES:
-            raise exceptions.ParseError(f"The body is larger than {MAX_BODY_BYTES} bytes.")
+            raise exceptions.ParseError(OVERSIZE_BODY)
         if not raw.strip():
             return {}
         try:

@@ -13,7 +13,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
-from django.http import JsonResponse
+from django.http import HttpResponse, JsonResponse
 
 from mintroute.conf import AUTHENTICATION_APPS_ID
 from sportsproxy.django.problems import SettingsError
@@ -50,10 +50,20 @@ class RouteError(Exception):
             return None
         return cls(status, code, message, headers)
 
-    def as_response(self) -> JsonResponse:
-        return JsonResponse(
-            {"error": self.error_code, "message": self.message}, status=self.status_code, headers=self.headers
+    def as_response(self) -> HttpResponse:
+        """The row's answer, never stored by a cache."""
+        return no_store(
+            JsonResponse(
+                {"error": self.error_code, "message": self.message}, status=self.status_code, headers=self.headers
+            )
         )
+
+
+def no_store(response: HttpResponse) -> HttpResponse:
+    """A token, or a refusal about one, must never be served from a cache."""
+    response["Cache-Control"] = "no-store"
+    response["Pragma"] = "no-cache"
+    return response
 
 
 def for_caller(detail: str, generic: str) -> str:

@@ -1,5 +1,12 @@
-"""Optional middleware for a site that hosts the route; add either to MIDDLEWARE by its path.
+"""Optional middleware for a site that hosts the route; add each to MIDDLEWARE by its path.
 
+- `route_answers_json`, first in MIDDLEWARE: every answer on the route's path is one of the route's
+  JSON rows with `Cache-Control: no-store`, including those Django or another middleware would
+  make. Before the chain: a Host not in ALLOWED_HOSTS, or a POST body declared over the route's
+  limit, is 400 `bad_request` (the body is never read). After it: once the route's view has
+  answered, nothing beneath can replace its answer (a session store failing in SessionMiddleware's
+  save under SESSION_SAVE_EVERY_REQUEST costs no minted token: the view's answer is given); an
+  error page that Django made before the view ran becomes the row for its status (`foreign_row`).
 - `forget_token_on_logout`: logging out also deletes the remembered-token cookie from the browser.
   Without it a logged-out browser's cookie is never honoured again (the login it was bound to has
   ended, mintroute.reuse) and expires with its token; with it, the logout's own response deletes
@@ -18,18 +25,30 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from functools import wraps
+from typing import Any, TypeVar
 
 from asgiref.sync import iscoroutinefunction
 from django.contrib.auth.signals import user_logged_out
+from django.core.exceptions import DisallowedHost
 from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponseBase
+from django.urls import NoReverseMatch, reverse
 from django.utils.decorators import sync_and_async_middleware
 
+from mintroute.admission import MAX_BODY_BYTES, OVERSIZE_BODY
+from mintroute.errors import RouteError, authentication_unavailable
 from mintroute.reuse import TOKEN_COOKIE
 
+logger = logging.getLogger(__name__)
+
 _LOGGED_OUT = "_mintroute_logged_out"
+_VIEW_ANSWER = "_mintroute_answer"  # the route's view's own answer, kept on its request
+ROUTE_NAME = "mintroute:sports-token"
+
+View = TypeVar("View", bound=Callable[..., Any])
 
 
 @receiver(user_logged_out)
@@ -68,3 +87,118 @@ def run_chain_in_one_thread(
         return get_response(request)
 
     return middleware
+
+
+# --- route_answers_json ---------------------------------------------------------------------------
+def route_view(view: View) -> View:
+    """Marks `view` (sync or async) as the route's: its answer is kept on the request, so that
+    route_answers_json tells it from an answer Django or a middleware made."""
+    if iscoroutinefunction(view):
+
+        @wraps(view)
+        async def kept_async(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+            response: HttpResponseBase = await view(request, *args, **kwargs)
+            setattr(request, _VIEW_ANSWER, response)
+            return response
+
+        return kept_async  # type: ignore[return-value]
+
+    @wraps(view)
+    def kept(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        response: HttpResponseBase = view(request, *args, **kwargs)
+        setattr(request, _VIEW_ANSWER, response)
+        return response
+
+    return kept  # type: ignore[return-value]
+
+
+@sync_and_async_middleware
+def route_answers_json(get_response: Callable[[HttpRequest], Any]) -> Callable[[HttpRequest], Any]:
+    """First in MIDDLEWARE: on the route's path, every answer is one of the route's JSON rows."""
+    if iscoroutinefunction(get_response):
+
+        async def async_middleware(request: HttpRequest) -> HttpResponseBase:
+            if not _on_the_route(request):
+                awaited: Awaitable[HttpResponseBase] = get_response(request)
+                return await awaited
+            refusal = _refused_before_the_chain(request)
+            if refusal is not None:
+                return refusal.as_response()
+            return _the_routes_answer(request, await get_response(request))
+
+        return async_middleware
+
+    def middleware(request: HttpRequest) -> HttpResponseBase:
+        if not _on_the_route(request):
+            response: HttpResponseBase = get_response(request)
+            return response
+        refusal = _refused_before_the_chain(request)
+        if refusal is not None:
+            return refusal.as_response()
+        return _the_routes_answer(request, get_response(request))
+
+    return middleware
+
+
+def _on_the_route(request: HttpRequest) -> bool:
+    try:
+        return request.path == reverse(ROUTE_NAME)
+    except NoReverseMatch:  # a site that has not included mintroute.urls (yet)
+        return False
+
+
+def _refused_before_the_chain(request: HttpRequest) -> RouteError | None:
+    """What no middleware beneath may answer first: a host the site does not serve (SecurityMiddleware,
+    CommonMiddleware and the CSRF check all read it), a body larger than the route ever reads."""
+    try:
+        request.get_host()
+    except DisallowedHost:
+        logger.warning("Refused a request to the mint route: its Host is not in ALLOWED_HOSTS")
+        return RouteError(400, "bad_request", "This site does not answer for the host name this request was sent to.")
+    if request.method == "POST" and _declared_length(request) > MAX_BODY_BYTES:
+        return RouteError(400, "bad_request", OVERSIZE_BODY)
+    return None
+
+
+def _declared_length(request: HttpRequest) -> int:
+    try:
+        return int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:  # the body's own reader refuses what it cannot read
+        return 0
+
+
+def _the_routes_answer(request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
+    """`response` when the view gave it, or when no error replaced one; else the view's own answer
+    (something beneath failed after the view answered: a mint is never thrown away), or, when the
+    view never ran, the route's row for the error Django made."""
+    answered: HttpResponseBase | None = getattr(request, _VIEW_ANSWER, None)
+    if response is answered or response.status_code < 300:
+        return response
+    if answered is not None:
+        logger.warning(
+            "A middleware failed after the mint route answered (it made a %s); the route's answer was given",
+            response.status_code,
+        )
+        return answered
+    return foreign_row(response).as_response()
+
+
+def foreign_row(response: HttpResponseBase) -> RouteError:
+    """The route's row for an answer that Django or a middleware made before the view ran."""
+    status = response.status_code
+    if status >= 500:  # a store that a middleware reads (sessions, the user) is unreachable
+        return authentication_unavailable()
+    if status == 401:
+        return RouteError(
+            401, "not_authenticated", "Log in first: this route mints tokens for authenticated users only."
+        )
+    if status == 403:
+        return RouteError(403, "forbidden", "This request is not allowed to get sports tokens.")
+    if status == 405:
+        return RouteError(405, "method_not_allowed", "Use POST to get a token.", {"Allow": "POST"})
+    if status == 429:
+        wait = response.headers.get("Retry-After") or "60"
+        return RouteError(429, "rate_limited", "Too many requests. Retry later.", {"Retry-After": wait})
+    if status == 413:
+        return RouteError(400, "bad_request", OVERSIZE_BODY)
+    return RouteError(400, "bad_request", "The request could not be read as a request for a token.")

@@ -20,7 +20,8 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from mintroute.admission import Admission, admit
-from mintroute.errors import RouteError
+from mintroute.errors import RouteError, no_store
+from mintroute.middleware import route_view
 from mintroute.minting import amint_upstream, mint_upstream
 from mintroute.reuse import remember
 from mintroute.ridethrough import ride_through
@@ -32,6 +33,7 @@ logger = logging.getLogger(__name__)
 # CSRF is the route's to enforce (admission): an app authenticated by a token header carries no
 # CSRF token, and a refusal must be the route's JSON, not Django's HTML page. The route answers its
 # own 401, so a site's LoginRequiredMiddleware must not redirect (or load the session) before it.
+@route_view  # its answers are the route's own (mintroute.middleware.route_answers_json)
 @csrf_exempt
 @login_not_required
 @transaction.non_atomic_requests  # no transaction to open (a database outage must be the route's 503)
@@ -46,10 +48,11 @@ def sports_token(request: HttpRequest) -> HttpResponse:
         except RouteError as refusal:
             return token_answer(ride_through(refusal, request, admission))
     except RouteError as refusal:
-        return no_store(refusal.as_response())
+        return refusal.as_response()
     return token_answer(minted, admission)
 
 
+@route_view
 @csrf_exempt
 @login_not_required
 @transaction.non_atomic_requests  # the route writes nothing itself; ATOMIC_REQUESTS refuses async views
@@ -64,7 +67,7 @@ async def sports_token_async(request: HttpRequest) -> HttpResponse:
         except RouteError as refusal:
             return token_answer(await sync_to_async(ride_through)(refusal, request, admission))
     except RouteError as refusal:
-        return no_store(refusal.as_response())
+        return refusal.as_response()
     return token_answer(minted, admission)
 
 
@@ -99,10 +102,3 @@ def token_answer(body: dict[str, str], minted_for: Admission | None = None) -> H
         except Exception:
             logger.exception("The minted token could not be remembered for reuse; answering it anyway")
     return no_store(response)
-
-
-def no_store(response: HttpResponse) -> HttpResponse:
-    """A token, or a refusal about one, must never be served from a cache."""
-    response["Cache-Control"] = "no-store"
-    response["Pragma"] = "no-cache"
-    return response

@@ -11,15 +11,18 @@ Each entry rigs the other entry's mint to fail the test, so a passing row proves
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from contextlib import ExitStack
 from http.cookies import Morsel, SimpleCookie
 from typing import Any, Protocol
 
 import httpx2
 import pytest
 from django.contrib.auth.models import User
+from django.core.asgi import get_asgi_application
 from django.test import Client
 
 from mintroute import views
+from tests.asgi_server import serve_asgi
 
 TIMEOUT = 10  # seconds: every call over the socket has a bound
 ROUTE = "/api/sports-token"
@@ -152,6 +155,7 @@ class Entry:
         """A caller with no session (client_options: Django test client options, WSGI only)."""
         if self._address is None:
             return WsgiCaller(**client_options)
+        client_options.pop("raise_request_exception", None)  # a real server never raises into its client
         assert not client_options, "a real socket cannot choose REMOTE_ADDR: mark the test wsgi_only"
         caller = AsgiCaller(self._address)
         self._opened.append(caller)
@@ -188,18 +192,30 @@ ENTRIES = (
 )
 
 
-def serve_entry(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Entry]:
-    """The `entry` fixture's body: the entry named by `request.param`, the other entry's mint rigged."""
+def serve_entry(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, *, chain_built_now: bool = False
+) -> Iterator[Entry]:
+    """The `entry` fixture's body: the entry named by `request.param`, the other entry's mint rigged.
+
+    `chain_built_now`: the ASGI entry serves a Django handler built now, whose middleware read the
+    test's settings (SessionMiddleware binds SESSION_ENGINE when the chain is built; the WSGI test
+    client builds its chain at its first request anyway).
+    """
     name: str = request.param
-    if name == "asgi":
-        address: str = request.getfixturevalue("asgi_server")
-        monkeypatch.setattr(views, "mint_upstream", _sync_mint_forbidden)
-        entry = Entry(name, address)
-    else:
-        monkeypatch.setattr(views, "amint_upstream", _async_mint_forbidden)
-        entry = Entry(name)
-    yield entry
-    entry.close()
+    with ExitStack() as stack:
+        if name == "asgi":
+            if chain_built_now:
+                request.getfixturevalue("transactional_db")
+                address = stack.enter_context(serve_asgi(get_asgi_application()))
+            else:
+                address = request.getfixturevalue("asgi_server")
+            monkeypatch.setattr(views, "mint_upstream", _sync_mint_forbidden)
+            entry = Entry(name, address)
+        else:
+            monkeypatch.setattr(views, "amint_upstream", _async_mint_forbidden)
+            entry = Entry(name)
+        yield entry
+        entry.close()
 
 
 def _sync_mint_forbidden(ttl: int) -> Any:

@@ -1,12 +1,26 @@
-"""mintroute.middleware: under ASGI, run_chain_in_one_thread runs the site's middleware in the request's thread."""
+"""mintroute.middleware: every answer on the route's path is one of its JSON rows (route_answers_json,
+against both entries); under ASGI, run_chain_in_one_thread runs the site's middleware in the
+request's thread."""
 
 from __future__ import annotations
 
+import json
+import secrets
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 from asgiref.sync import SyncToAsync
 from django.test import AsyncClient, Client
+
+from mintroute.admission import MAX_BODY_BYTES
+from mintroute.sharing import REPLACEMENT_WINDOW
+from sportsproxy.sandbox.clock import ManualClock
+from tests.mintroute.entries import ENTRIES, Entry, assert_refusal, serve_entry
+from tests.production.tcp_proxy import TcpProxy
+from tests.redis_server import RedisServer
+from tests.upstreams import fake_upstream, http_response
 
 
 @pytest.fixture
@@ -39,3 +53,100 @@ def test_under_wsgi_it_passes_every_request_on() -> None:
 
     assert response.status_code == 200
     assert response["X-Frame-Options"] == "DENY"  # the middleware above it ran
+
+
+# --- route_answers_json: every answer on the route's path is one of its JSON rows ----------------
+ANSWERED = "2026-03-14T15:19:26+00:00"  # the test clock's start plus the route's ttl
+
+
+def test_a_host_not_in_allowed_hosts_is_the_routes_400(entry: Entry) -> None:
+    for caller in (entry.browser(), entry.anonymous()):
+        answer = caller.mint(headers={"Host": "evil.example"})
+        body = assert_refusal(answer, 400, "bad_request")
+        assert answer.headers["Content-Type"] == "application/json"
+        assert "evil.example" not in body["message"]  # a caller's header is never echoed back
+
+
+def test_a_host_not_allowed_is_400_json_behind_an_https_redirect_too(entry: Entry, settings: Any) -> None:
+    settings.SECURE_SSL_REDIRECT = True  # SecurityMiddleware reads the host before anything else does
+    assert_refusal(entry.browser().mint(headers={"Host": "evil.example"}), 400, "bad_request")
+
+
+def test_a_body_over_the_limit_is_400_whoever_sends_it(entry: Entry) -> None:
+    oversize = json.dumps({"reason": "refresh", "pad": "x" * MAX_BODY_BYTES})
+    for caller in (entry.browser(), entry.anonymous()):
+        body = assert_refusal(caller.mint(oversize), 400, "bad_request")
+        assert f"larger than {MAX_BODY_BYTES} bytes" in body["message"]
+        form = assert_refusal(
+            caller.mint("a=1&" * 1000, content_type="application/x-www-form-urlencoded"), 400, "bad_request"
+        )
+        assert "larger than" in form["message"]
+
+
+@pytest.fixture
+def sessions_behind_a_proxy(own_redis: RedisServer, settings: Any) -> Iterator[TcpProxy]:
+    """Sessions in a Redis of the test's own, reached through a proxy the test cuts; saved at every
+    request (SESSION_SAVE_EVERY_REQUEST), so a cut after the mint fails SessionMiddleware's save."""
+    proxy = TcpProxy(own_redis.port)
+    proxy.start()
+    location = f"redis://127.0.0.1:{proxy.port}/0"
+    bounds = {"socket_connect_timeout": 2, "socket_timeout": 2}
+    sessions = {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": location, "OPTIONS": bounds}
+    settings.CACHES = {**settings.CACHES, "sessions": sessions}
+    settings.SESSION_ENGINE = "django.contrib.sessions.backends.cache"
+    settings.SESSION_CACHE_ALIAS = "sessions"
+    settings.SESSION_SAVE_EVERY_REQUEST = True
+    yield proxy
+    proxy.stop()
+
+
+def cutting_upstream(proxy: TcpProxy, cut: threading.Event) -> Callable[[bytes], bytes]:
+    """The service: it mints, and while `cut` is set it cuts the session store before it answers."""
+
+    def reply(body: bytes) -> bytes:
+        if cut.is_set():
+            proxy.cut()
+        result = {"token": f"a.b.{secrets.token_hex(4)}", "expiresAt": ANSWERED}
+        return http_response(json.dumps({"jsonrpc": "2.0", "id": json.loads(body)["id"], "result": result}).encode())
+
+    return reply
+
+
+@pytest.fixture
+def entry_saving_sessions_behind_a_proxy(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, sessions_behind_a_proxy: TcpProxy
+) -> Iterator[Entry]:
+    yield from serve_entry(request, monkeypatch, chain_built_now=True)
+
+
+@pytest.mark.parametrize("entry_saving_sessions_behind_a_proxy", ENTRIES, indirect=True)
+def test_a_session_store_that_fails_after_the_mint_costs_no_token(
+    entry_saving_sessions_behind_a_proxy: Entry,
+    sharing: str,
+    settings: Any,
+    sessions_behind_a_proxy: TcpProxy,
+    one_clock: ManualClock,
+) -> None:
+    # The token itself is the answer (a mint is never thrown away): the view ran, minted and answered;
+    # SessionMiddleware's save, after it, failed. The session cookie is left as it was.
+    entry = entry_saving_sessions_behind_a_proxy
+    browser = entry.browser(raise_request_exception=False)  # a real server never raises into its client
+    cut = threading.Event()
+    with fake_upstream(cutting_upstream(sessions_behind_a_proxy, cut)) as url:
+        settings.SPORTS_TRANSPORT = "http"
+        settings.SPORTS_BASE_URL = url
+        assert browser.mint('{"reason": "unauthorized"}').status_code == 200
+        one_clock.advance(REPLACEMENT_WINDOW.total_seconds() + 1)  # site mode: a replacement is minted again
+        cut.set()
+        answer = browser.mint('{"reason": "unauthorized"}')
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["expiresAt"] == ANSWERED
+        assert answer.headers["Cache-Control"] == "no-store"
+        assert not answer.sets_cookie("sessionid")
+
+        cut.clear()
+        sessions_behind_a_proxy.restore()
+        one_clock.advance(REPLACEMENT_WINDOW.total_seconds() + 1)
+        again = browser.mint('{"reason": "unauthorized"}')  # the same login: the store kept the session
+        assert again.status_code == 200, again.text
+        assert again.json()["token"] != answer.json()["token"]
