@@ -8,14 +8,16 @@ from django.contrib.auth import views as auth_views
 from django.urls import URLPattern, URLResolver, include, path
 
 from config.login import throttled
+from config.unavailable import fails_politely
 from config.views import healthz
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("healthz", healthz, name="healthz"),
-    # Every login form behind one throttle: 10 failures a minute per client IP across both.
-    path("accounts/login/", throttled(auth_views.LoginView.as_view()), name="login"),
-    path("admin/login/", throttled(admin.site.login)),  # before the admin's own URLs, so it is this one
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # Every login form behind one throttle: 10 failures a minute per client IP across both; each
+    # login page answers 503 (never a 500) while the database or the cache it needs is unreachable.
+    path("accounts/login/", fails_politely(throttled(auth_views.LoginView.as_view())), name="login"),
+    path("admin/login/", fails_politely(throttled(admin.site.login))),  # before the admin's own URLs
+    path("accounts/logout/", fails_politely(auth_views.LogoutView.as_view()), name="logout"),
     path("admin/", admin.site.urls),
     path("", include("mintroute.urls")),
     path("", include("config.demo.urls")),

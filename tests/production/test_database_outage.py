@@ -1,47 +1,69 @@
-"""The mint route when the store authentication reads goes away and comes back.
+"""The mint route and the login pages when the stores they read go away and come back.
 
 `make serve` (config.serve) in production, its PostgreSQL reached through a TCP proxy the test
-cuts: while the database is unreachable every mint is 503 `authentication_unavailable` JSON (with
-`Retry-After` and `no-store`), never Django's HTML 500; once the proxy is back the route mints.
-And sessions kept in a Redis of the test's own, cut away or stopped: the same 503, then the route
-answers from the store again.
+cuts and its cache a Redis of the test's own that it stops: while the database is unreachable every
+mint is 503 `authentication_unavailable` JSON (with `Retry-After` and `no-store`), never Django's
+HTML 500, and the login pages are a 503 page with `Retry-After` that says to try again shortly;
+once the store is back, both answer as before. A database cut after the mint, before
+SessionMiddleware saves the session (SESSION_SAVE_EVERY_REQUEST), costs no token. And sessions kept
+in a Redis of the test's own, cut away or stopped: the same 503, then the route answers from the
+store again.
 """
 
 from __future__ import annotations
 
+import json
+import re
+import secrets
+import shutil
+import threading
 import time
 from collections.abc import Iterator
-from typing import Any
+from datetime import UTC, datetime, timedelta
+from typing import Any, NamedTuple
 
 import httpx2
 import pytest
 
 from tests.mintroute.conftest import logged_in_browser, post_token
-from tests.production.cluster import Cluster, logged_in, mint, require_engines
+from tests.production.cluster import PASSWORD, Cluster, logged_in, mint, require_engines
 from tests.production.tcp_proxy import TcpProxy
 from tests.production.test_make_serve import PRODUCTION
 from tests.redis_server import RedisServer
+from tests.upstreams import fake_upstream, http_response
 
 POSTGRES_PORT = 5432
 ANSWERED_WITHIN_SECONDS = 10
 
 
+class ProxiedNode(NamedTuple):
+    node: Cluster
+    database: TcpProxy  # cut it: PostgreSQL is unreachable
+    cache: RedisServer  # the node's REDIS_URL (cache and channel layer): stop it, start it
+
+
 @pytest.fixture(scope="module")
-def proxied_node() -> Iterator[tuple[Cluster, TcpProxy]]:
-    """One production node of `make serve` whose DATABASE_URL goes through `proxy`."""
+def proxied_node() -> Iterator[ProxiedNode]:
+    """One production node of `make serve` whose DATABASE_URL goes through a proxy and whose REDIS_URL
+    is a redis-server of the module's own."""
     require_engines()
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server is not installed")
+    cache = RedisServer()
+    cache.start()
     proxy = TcpProxy(POSTGRES_PORT)
     proxy.start()
-    node = Cluster(**PRODUCTION)
+    node = Cluster(**PRODUCTION, REDIS_URL=cache.url)
     node.environment["DATABASE_URL"] = f"postgres://postgres@127.0.0.1:{proxy.port}/{node.database}"
     try:
         node.manage("collectstatic", "--no-input", "--verbosity", "0")  # as `make serve` does before it serves
         node.start(events_in=(False,))
-        yield node, proxy
+        yield ProxiedNode(node, proxy, cache)
     finally:
         proxy.restore()  # node.stop() drops its database through the proxy's target directly
         node.stop()
         proxy.stop()
+        cache.stop()
 
 
 def assert_authentication_unavailable(answer: Any, headers: Any) -> None:
@@ -52,11 +74,10 @@ def assert_authentication_unavailable(answer: Any, headers: Any) -> None:
     assert headers["Cache-Control"] == "no-store"
 
 
-def test_a_database_outage_is_503_json_rows_then_the_route_recovers(proxied_node: tuple[Cluster, TcpProxy]) -> None:
-    node, proxy = proxied_node
-    browser = logged_in(node.urls[0])
+def test_a_database_outage_is_503_json_rows_then_the_route_recovers(proxied_node: ProxiedNode) -> None:
+    browser = logged_in(proxied_node.node.urls[0])
     try:
-        assert_outage_then_recovery(browser, proxy)
+        assert_outage_then_recovery(browser, proxied_node.database)
     finally:
         browser.close()
 
@@ -122,3 +143,155 @@ def test_a_cache_session_store_that_stops_is_503_not_a_logout(
     assert_authentication_unavailable(answer, answer)
     own_redis.start()  # an empty Redis (no persistence): the session is gone, so the caller logs in again
     assert post_token(browser, '{"reason": "unauthorized"}').status_code == 401
+
+
+# --- the login pages ------------------------------------------------------------------------------
+def form_token(page: httpx2.Response) -> str:
+    found = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
+    assert found is not None, page.text
+    return found.group(1)
+
+
+def assert_polite(answer: httpx2.Response, what: str) -> None:
+    assert answer.status_code == 503, (what, answer.status_code, answer.text)
+    assert int(answer.headers["Retry-After"]) > 0, what
+    assert "try again shortly" in answer.text.lower() or "retry shortly" in answer.text.lower(), (what, answer.text)
+    assert "Traceback" not in answer.text
+    assert "Server Error" not in answer.text
+
+
+class LoginPages:
+    """A logged-in user and a visitor about to log in, on /accounts/login/, /admin/login/ and /accounts/logout/."""
+
+    def __init__(self, url: str) -> None:
+        self.user = logged_in(url)
+        self.visitor = httpx2.Client(base_url=url, timeout=ANSWERED_WITHIN_SECONDS)
+        self.login_form = form_token(self.visitor.get("/accounts/login/"))
+        self.admin_form = form_token(self.visitor.get("/admin/login/"))
+
+    def log_in(self, path: str) -> httpx2.Response:
+        form = self.login_form if path == "/accounts/login/" else self.admin_form
+        credentials = {"username": "demo", "password": PASSWORD, "csrfmiddlewaretoken": form}
+        return self.visitor.post(path, data=credentials)
+
+    def log_out(self) -> httpx2.Response:
+        return self.user.post("/accounts/logout/", data={"csrfmiddlewaretoken": self.user.cookies["csrftoken"]})
+
+    def each(self) -> dict[str, httpx2.Response]:
+        """Every way a login page meets the database or the cache (the user's pages read its session)."""
+        return {
+            "GET /accounts/login/ (logged in)": self.user.get("/accounts/login/"),
+            "GET /admin/login/ (logged in)": self.user.get("/admin/login/"),
+            "POST /accounts/login/": self.log_in("/accounts/login/"),
+            "POST /admin/login/": self.log_in("/admin/login/"),
+            "POST /accounts/logout/": self.log_out(),
+        }
+
+    def close(self) -> None:
+        self.user.close()
+        self.visitor.close()
+
+
+def test_the_login_pages_answer_503_while_the_database_is_cut_then_recover(proxied_node: ProxiedNode) -> None:
+    pages = LoginPages(proxied_node.node.urls[0])
+    try:
+        proxied_node.database.cut()
+        try:
+            for what, answer in pages.each().items():
+                assert_polite(answer, what)
+        finally:
+            proxied_node.database.restore()
+
+        assert pages.user.get("/accounts/login/").status_code == 200
+        assert pages.log_in("/accounts/login/").status_code == 302  # logged in
+        assert pages.log_out().status_code in (200, 302)
+    finally:
+        pages.close()
+
+
+def test_the_login_pages_answer_503_while_the_cache_is_stopped_then_recover(proxied_node: ProxiedNode) -> None:
+    # The login forms count failures in the cache (the login throttle); the other pages do not need it.
+    pages = LoginPages(proxied_node.node.urls[0])
+    try:
+        proxied_node.cache.stop()
+        try:
+            for what, answer in pages.each().items():
+                assert answer.status_code < 500 or answer.status_code == 503, (what, answer.text)
+                if what.startswith("POST /accounts/login/") or what.startswith("POST /admin/login/"):
+                    assert_polite(answer, what)
+        finally:
+            proxied_node.cache.start()
+
+        assert pages.log_in("/accounts/login/").status_code == 302
+    finally:
+        pages.close()
+
+
+# --- a database cut after the mint, before the session is saved -----------------------------------
+class CuttingService:
+    """The service's tokens.create on a socket; while `cut_at_the_mint` is set it cuts the site's
+    database before it answers, so the site's next database write is SessionMiddleware's save."""
+
+    def __init__(self, database: TcpProxy) -> None:
+        self.database = database
+        self.cut_at_the_mint = threading.Event()
+
+    def reply(self, body: bytes) -> bytes:
+        if self.cut_at_the_mint.is_set():
+            self.database.cut()
+        request = json.loads(body)
+        ttl = request["params"]["ttl"]
+        expires_at = (datetime.now(UTC) + timedelta(seconds=ttl)).isoformat(timespec="seconds")
+        result = {"token": f"standin.{secrets.token_hex(4)}.signature", "expiresAt": expires_at}
+        return http_response(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}).encode())
+
+
+@pytest.fixture(scope="module")
+def node_saving_every_request() -> Iterator[tuple[Cluster, CuttingService]]:
+    """A production node of `make serve` with SESSION_SAVE_EVERY_REQUEST, its database behind a proxy
+    and its service a CuttingService."""
+    require_engines()
+    proxy = TcpProxy(POSTGRES_PORT)
+    proxy.start()
+    service = CuttingService(proxy)
+    with fake_upstream(service.reply) as service_url:
+        node = Cluster(
+            **PRODUCTION,
+            DJANGO_SETTINGS_MODULE="tests.production.save_every_request_settings",
+            SPORTS_SANDBOX="0",
+            SPORTS_BASE_URL=service_url,
+            SPORTS_API_KEY="sk_test_" + secrets.token_urlsafe(32),
+        )
+        node.environment["DATABASE_URL"] = f"postgres://postgres@127.0.0.1:{proxy.port}/{node.database}"
+        try:
+            node.manage("collectstatic", "--no-input", "--verbosity", "0")
+            node.start(events_in=(False,))
+            yield node, service
+        finally:
+            proxy.restore()
+            node.stop()
+            proxy.stop()
+
+
+def test_a_database_cut_after_the_mint_costs_no_token(
+    node_saving_every_request: tuple[Cluster, CuttingService],
+) -> None:
+    # Before: SessionMiddleware's failed save was Django's HTML 400 and the minted token was lost.
+    node, service = node_saving_every_request
+    browser = logged_in(node.urls[0])
+    try:
+        assert mint(browser).status_code == 200
+        service.cut_at_the_mint.set()
+        try:
+            answer = mint(browser)
+        finally:
+            service.cut_at_the_mint.clear()
+            service.database.restore()
+        assert answer.status_code == 200, answer.text
+        assert set(answer.json()) == {"token", "expiresAt"}
+        assert answer.headers["Cache-Control"] == "no-store"
+
+        recovered = mint(browser)  # the same login: its session was never lost
+        assert recovered.status_code == 200, recovered.text
+    finally:
+        browser.close()
