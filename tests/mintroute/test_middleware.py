@@ -5,6 +5,7 @@ request's thread."""
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import threading
 from collections.abc import Callable, Iterator
@@ -17,6 +18,7 @@ from django.test import AsyncClient, Client
 from mintroute.admission import MAX_BODY_BYTES
 from mintroute.sharing import REPLACEMENT_WINDOW
 from sportsproxy.sandbox.clock import ManualClock
+from tests.mintroute.conftest import wsgi_only
 from tests.mintroute.entries import ENTRIES, Entry, assert_refusal, serve_entry
 from tests.production.tcp_proxy import TcpProxy
 from tests.redis_server import RedisServer
@@ -67,6 +69,7 @@ def test_a_host_not_in_allowed_hosts_is_the_routes_400(entry: Entry) -> None:
         assert "evil.example" not in body["message"]  # a caller's header is never echoed back
 
 
+@wsgi_only  # SecurityMiddleware reads SECURE_SSL_REDIRECT once, when the ASGI app is built
 def test_a_host_not_allowed_is_400_json_behind_an_https_redirect_too(entry: Entry, settings: Any) -> None:
     settings.SECURE_SSL_REDIRECT = True  # SecurityMiddleware reads the host before anything else does
     assert_refusal(entry.browser().mint(headers={"Host": "evil.example"}), 400, "bad_request")
@@ -150,3 +153,23 @@ def test_a_session_store_that_fails_after_the_mint_costs_no_token(
         again = browser.mint('{"reason": "unauthorized"}')  # the same login: the store kept the session
         assert again.status_code == 200, again.text
         assert again.json()["token"] != answer.json()["token"]
+
+
+def test_a_refusal_django_makes_before_the_view_is_the_routes_row(entry: Entry, settings: Any) -> None:
+    settings.DISALLOWED_USER_AGENTS = [re.compile("^curl/")]  # CommonMiddleware answers 403 itself
+    answer = entry.anonymous().mint(headers={"User-Agent": "curl/8.5.0"})
+    assert_refusal(answer, 403, "forbidden")
+
+
+@wsgi_only  # SecurityMiddleware reads SECURE_SSL_REDIRECT once, when the ASGI app is built
+def test_a_redirect_django_makes_before_the_view_is_the_routes_400(entry: Entry, settings: Any) -> None:
+    settings.SECURE_SSL_REDIRECT = True  # SecurityMiddleware would redirect a POST over plain HTTP
+    assert_refusal(entry.browser().mint(), 400, "bad_request")
+
+
+@pytest.mark.django_db
+def test_other_paths_keep_djangos_answers(settings: Any) -> None:
+    settings.SECURE_SSL_REDIRECT = True
+    answer = Client().get("/healthz", headers={"Host": "evil.example"})
+    assert answer.status_code == 400
+    assert answer["Content-Type"].startswith("text/html")
