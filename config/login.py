@@ -48,7 +48,7 @@ def throttled(view: LoginView) -> LoginView:
             successes = _count(request, "successes", increment=False)
         except Exception:
             logger.exception("Login throttle store unreachable; refusing logins until it is back")
-            message = "Logging in is unavailable for a moment (the throttle's store cannot be reached). Retry shortly."
+            message = "Logging in is unavailable (the throttle's store cannot be reached). Try again shortly."
             return _refused(view, request, message, status=503, wait=STORE_RETRY_SECONDS, args=args, kwargs=kwargs)
         if attempts["count"] - successes["count"] > attempts["limit"]:
             wait = max(1, int(attempts["time_left"]) + 1)  # the window still holds at its last second
