@@ -49,6 +49,11 @@ def with_the_cache_down(browser: Client, settings: Any) -> Client:
     return browser
 
 
+def token_without_an_offset(body: bytes) -> bytes:
+    result = {"token": "a.b.c", "expiresAt": "2026-03-14T15:19:26"}
+    return http_response(json.dumps({"jsonrpc": "2.0", "id": json.loads(body)["id"], "result": result}).encode())
+
+
 def revoke(site_key: str) -> None:
     ApiKey.objects.get(secret_hash=hash_secret(site_key)).revoke()
 
@@ -80,6 +85,26 @@ ROWS: dict[str, tuple[int, str, Callable[[ExitStack, Any, str], Any], str | None
         400,
         "bad_request",
         lambda stack, settings, key: post_token(logged_in_browser(), '{"reason": "x"}'),
+        None,
+    ),
+    "400 host not allowed": (
+        400,
+        "bad_request",
+        lambda stack, settings, key: post_token(logged_in_browser(), HTTP_HOST="evil.example"),
+        None,
+    ),
+    "400 body over the limit": (
+        400,
+        "bad_request",
+        lambda stack, settings, key: post_token(Client(), "x" * 2048),
+        None,
+    ),
+    "502 expiry without an offset": (
+        502,
+        "upstream_error",
+        lambda stack, settings, key: (
+            upstream(stack, settings, token_without_an_offset) or post_token(logged_in_browser())
+        ),
         None,
     ),
     "429": (
