@@ -173,3 +173,23 @@ def test_other_paths_keep_djangos_answers(settings: Any) -> None:
     answer = Client().get("/healthz", headers={"Host": "evil.example"})
     assert answer.status_code == 400
     assert answer["Content-Type"].startswith("text/html")
+
+
+@pytest.fixture
+def async_chain_entry(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> Iterator[Entry]:
+    """The ASGI entry of a site whose chain stays on the event loop (no run_chain_in_one_thread, no
+    WhiteNoise, which runs only synchronously): Django runs route_answers_json's async variant."""
+    sync_only = ("run_chain_in_one_thread", "WhiteNoiseMiddleware")
+    settings.MIDDLEWARE = [name for name in settings.MIDDLEWARE if not name.endswith(sync_only)]
+    yield from serve_entry(request, monkeypatch, chain_built_now=True)
+
+
+@pytest.mark.parametrize("async_chain_entry", ENTRIES[1:], indirect=True)
+def test_over_an_async_chain_every_answer_is_json_too(async_chain_entry: Entry) -> None:
+    browser = async_chain_entry.browser()
+    assert browser.mint().status_code == 200
+    assert_refusal(browser.mint(headers={"Host": "evil.example"}), 400, "bad_request")
+    assert_refusal(async_chain_entry.anonymous().mint("x" * (MAX_BODY_BYTES + 1)), 400, "bad_request")
+    assert_refusal(async_chain_entry.anonymous().mint(), 401, "not_authenticated")
