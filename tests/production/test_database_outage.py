@@ -7,11 +7,13 @@ HTML 500, and the login pages are a 503 page with `Retry-After` that says to try
 once the store is back, both answer as before. A database cut after the mint, before
 SessionMiddleware saves the session (SESSION_SAVE_EVERY_REQUEST), costs no token. And sessions kept
 in a Redis of the test's own, cut away or stopped: the same 503, then the route answers from the
-store again.
+store again. The same node shows that the route's path answers JSON whatever would answer it
+otherwise: a Host not in ALLOWED_HOSTS, a body declared over the limit (refused before it is sent).
 """
 
 from __future__ import annotations
 
+import http.client
 import json
 import re
 import secrets
@@ -25,6 +27,7 @@ from typing import Any, NamedTuple
 import httpx2
 import pytest
 
+from mintroute.admission import MAX_BODY_BYTES
 from tests.mintroute.conftest import logged_in_browser, post_token
 from tests.production.cluster import PASSWORD, Cluster, logged_in, mint, require_engines
 from tests.production.tcp_proxy import TcpProxy
@@ -295,3 +298,44 @@ def test_a_database_cut_after_the_mint_costs_no_token(
         assert recovered.status_code == 200, recovered.text
     finally:
         browser.close()
+
+
+# --- the route's path answers JSON, whatever would answer it ----------------------------------------
+DECLARED_BYTES = 200 * 1024 * 1024  # announced, never sent
+
+
+def assert_row(answer: httpx2.Response, status: int, code: str) -> None:
+    assert answer.status_code == status, answer.text
+    assert answer.headers["Content-Type"] == "application/json"
+    assert answer.headers["Cache-Control"] == "no-store"
+    assert answer.json()["error"] == code
+
+
+def test_a_host_not_allowed_is_the_routes_400(proxied_node: ProxiedNode) -> None:
+    url = proxied_node.node.urls[0]
+    browser = logged_in(url)
+    try:
+        headers = {"X-CSRFToken": browser.cookies["csrftoken"], "Host": "evil.example"}
+        assert_row(browser.post("/api/sports-token", json={}, headers=headers), 400, "bad_request")
+        anonymous = httpx2.post(f"{url}/api/sports-token", headers={"Host": "evil.example"}, timeout=10)
+        assert_row(anonymous, 400, "bad_request")
+    finally:
+        browser.close()
+
+
+def test_a_body_declared_over_the_limit_is_400_before_it_is_sent(proxied_node: ProxiedNode) -> None:
+    host, port = proxied_node.node.urls[0].removeprefix("http://").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=ANSWERED_WITHIN_SECONDS)
+    try:
+        connection.putrequest("POST", "/api/sports-token")
+        connection.putheader("Content-Type", "application/json")
+        connection.putheader("Content-Length", str(DECLARED_BYTES))
+        connection.endheaders(b'{"reason": ')  # the rest never comes
+        answer = connection.getresponse()
+        row = json.loads(answer.read())
+    finally:
+        connection.close()
+    assert answer.status == 400
+    assert answer.headers["Cache-Control"] == "no-store"
+    assert row["error"] == "bad_request"
+    assert f"larger than {MAX_BODY_BYTES} bytes" in row["message"]
