@@ -93,6 +93,35 @@ def test_concurrent_callers_cost_one_mint(site_key: str, settings: Any) -> None:
     assert upstream_calls(site_key) == 1
 
 
+def test_twenty_users_behind_one_address_are_all_answered_with_the_default_limits(site_key: str) -> None:
+    """The per-IP limit (10/m) counts the requests that reach the single flight, not the reads of the
+    site's token: an office behind one NAT opening the page at once is not refused."""
+    browsers = [logged_in_browser(f"office{n}", REMOTE_ADDR="203.0.113.7") for n in range(20)]
+    answers = [post_token(browser) for browser in browsers]
+    assert [answer.status_code for answer in answers] == [200] * 20
+    assert len({answer.json()["token"] for answer in answers}) == 1
+    assert upstream_calls(site_key) == 1
+
+
+def test_the_per_ip_limit_still_counts_every_request_that_reaches_the_flight(
+    one_clock: ManualClock, settings: Any
+) -> None:
+    settings.SPORTS_TOKEN_RATE = "10/h"  # eleven replacements ten seconds apart fit in one window
+    browsers = [logged_in_browser(f"office{n}", REMOTE_ADDR="203.0.113.8") for n in range(11)]
+    answers = []
+    for browser in browsers:
+        one_clock.advance(11)  # past the last replacement's window: each `unauthorized` call mints
+        answers.append(post_token(browser, UNAUTHORIZED))
+    assert [answer.status_code for answer in answers] == [200] * 10 + [429]
+    assert "client IP" in answers[-1].json()["message"]
+
+
+def test_a_read_of_the_site_token_still_counts_for_its_user(site_key: str) -> None:
+    browser = logged_in_browser("reader", REMOTE_ADDR="203.0.113.9")
+    assert [post_token(browser).status_code for _ in range(11)] == [200] * 10 + [429]
+    assert upstream_calls(site_key) == 1
+
+
 def test_a_dead_lock_holder_delays_the_mint_no_longer_than_its_lock(settings: Any, site_key: str) -> None:
     settings.SPORTS_TIMEOUT = 0.5
     cache.set(f"{sharing._Keys.of_this_site().lock}", "a-holder-that-died", 4)
