@@ -98,6 +98,11 @@ class Store:
 
 
 @dataclass(frozen=True)
+class TakeLock(Store):
+    """The cache operation that takes the single flight's lock (True when taken)."""
+
+
+@dataclass(frozen=True)
 class Pause:
     seconds: float
 
@@ -177,24 +182,36 @@ async def _adrive(
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]
         sent, thrown = None, None
-        if isinstance(step, Mint) and step.lease is not None and not shielded:
-            # This caller holds the lock: from here on the flight is the site's, not the caller's.
-            return await _shielded(_aland(plan, step, mint))
+        if isinstance(step, TakeLock) and not shielded:
+            # Once the lock is taken the flight is the site's, not this caller's (see _shielded).
+            outcome = await _shielded(_atake(plan, step, mint))
+            if not isinstance(outcome, _Untaken):
+                return outcome
+            sent, thrown = outcome.sent, outcome.thrown
+            continue
         try:
             sent = await _aexecute(step, mint)
         except Exception as error:  # the plan decides what each failure means
             thrown = error
 
 
-async def _aland(plan: Plan, step: Mint, mint: AsyncMint) -> dict[str, str]:
-    """The rest of a held flight: the mint, then storing its token (or failure) and releasing the lock."""
+@dataclass(frozen=True)
+class _Untaken:
+    """The lock was not taken: what the caller's own drive of the plan goes on with."""
+
     sent: Any = None
     thrown: Exception | None = None
+
+
+async def _atake(plan: Plan, step: TakeLock, mint: AsyncMint) -> dict[str, str] | _Untaken:
+    """Take the lock and, if taken, fly: mint, store the token (or the failure), release the lock."""
     try:
-        sent = await _aexecute(step, mint)
-    except Exception as error:  # the plan writes the failure for the others
-        thrown = error
-    return await _adrive(plan, mint, sent, thrown, shielded=True)
+        taken = await _aexecute(step, mint)
+    except Exception as error:  # the plan decides what each failure means
+        return _Untaken(thrown=error)
+    if not taken:
+        return _Untaken(sent=taken)
+    return await _adrive(plan, mint, taken, shielded=True)
 
 
 async def _aexecute(step: Step, mint: AsyncMint) -> Any:
@@ -208,19 +225,21 @@ async def _aexecute(step: Step, mint: AsyncMint) -> Any:
     return await sync_to_async(_run, thread_sensitive=False)(step)
 
 
-_landing: set[asyncio.Future[dict[str, str]]] = set()  # held flights, kept referenced until they land
+Taking = dict[str, str] | _Untaken
+_landing: set[asyncio.Future[Taking]] = set()  # flights whose lock may be held, kept referenced until they land
 
 
-async def _shielded(flight: Coroutine[Any, Any, dict[str, str]]) -> dict[str, str]:
+async def _shielded(flight: Coroutine[Any, Any, Taking]) -> Taking:
     """Run `flight` as a task of its own and await it shielded: cancelling the caller (Django does when
-    its client disconnects) leaves the flight running, so it lands and unlocks for the others."""
+    its client disconnects) leaves it running from the moment it asks for the lock, so a lock it takes
+    is never left without its holder: the flight lands and unlocks for the others."""
     task = asyncio.ensure_future(flight)
     _landing.add(task)
     task.add_done_callback(_landed)
     return await asyncio.shield(task)
 
 
-def _landed(task: asyncio.Future[dict[str, str]]) -> None:
+def _landed(task: asyncio.Future[Taking]) -> None:
     _landing.discard(task)
     if not task.cancelled():
         task.exception()  # retrieved: a failure whose caller left was written for the others already
@@ -284,7 +303,7 @@ def _flight(ttl: int, reason: str | None) -> Plan:
             if _serves(current, reason):
                 return current.answer()
             flight = secrets.token_hex(8)
-            if (yield Store(partial(_cache().add, keys.lock, flight, LEASE_SECONDS))):
+            if (yield TakeLock(partial(_cache().add, keys.lock, flight, LEASE_SECONDS))):
                 return (yield from _fly(ttl, reason, keys, Lease(_cache(), keys.lock, flight, longest)))
             holder = yield Store(partial(_cache().get, keys.lock))
             if holder is not None:
