@@ -7,6 +7,7 @@ cache and the embedded sandbox service. docs/settings.md lists them.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import django_stubs_ext
@@ -123,6 +124,13 @@ if REDIS_URL:
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# Two sites sharing one Redis database keep apart every count and record they hold there (the rate
+# limits, the login throttle, the site's token and its lock): each site's keys start with a digest
+# of its SECRET_KEY (never the key itself), or with the prefix the environment chooses.
+CACHES["default"]["KEY_PREFIX"] = (
+    env.str("DJANGO_CACHE_KEY_PREFIX", default="")
+    or (hashlib.sha256(f"config.settings cache key prefix:{SECRET_KEY}".encode()).hexdigest()[:16])
+)
 
 
 # The channel layer carries sandbox match events to sockets; REDIS_URL spans processes.

@@ -2,7 +2,8 @@
 
 In order: the method, authentication (the SPORTS_TOKEN_AUTHENTICATION classes, then CSRF unless
 the caller authenticated from an Authorization header a browser does not send by itself), the
-permission hook, the rate limit, the body (optional JSON `{"reason": ...}`, small, and an object or
+permission hook, the rate limit (in "site" mode its per-IP part only for a request that reaches the
+single flight), the body (optional JSON `{"reason": ...}`, small, and an object or
 nothing: its parser is here too); then the token this login may reuse. They read sessions, the
 cache and the site's hook, all synchronous: the WSGI entry calls `admit` directly, the ASGI entry
 in one hop to Django's sync thread.
@@ -29,7 +30,7 @@ from rest_framework.request import Request
 
 from mintroute import conf
 from mintroute.errors import RouteError, authentication_unavailable, misconfigured
-from mintroute.ratelimits import enforce_rate_limit
+from mintroute.ratelimits import PER_IP, PER_USER, enforce_rate_limit
 from mintroute.reuse import login_of, reusable_token
 from mintroute.sharing import current_token
 
@@ -60,15 +61,21 @@ def admit(request: HttpRequest) -> Admission:
         api_request = Request(request, parsers=[TokenRequestParser()], authenticators=authenticators)
         credential = _authenticate(api_request, authenticators[0])
         _allow(request)
-        enforce_rate_limit(request)  # before anything reaches upstream
+        shared = conf.token_sharing() == "site"
+        # Before anything reaches upstream. In "site" mode the per-IP limit counts only the requests
+        # that reach the single flight (below): an answer with the site's token costs no quota, and
+        # many users behind one address all read it.
+        enforce_rate_limit(request, per=(PER_USER,) if shared else (PER_USER, PER_IP))
         reason = reason_of(_body(api_request))
         ttl = conf.token_ttl()
-        shared = conf.token_sharing() == "site"
+        site_token = current_token(reason) if shared else None
+        if shared and site_token is None:
+            enforce_rate_limit(request, per=(PER_IP,))
     except ImproperlyConfigured as error:
         raise misconfigured(error) from None
     login = login_of(request, credential)
     if shared:
-        return Admission(ttl=ttl, login=login, reusable=current_token(reason), reason=reason, shared=True)
+        return Admission(ttl=ttl, login=login, reusable=site_token, reason=reason, shared=True)
     reusable = None if reason == "unauthorized" else reusable_token(request, login)
     return Admission(ttl=ttl, login=login, reusable=reusable, reason=reason)
 

@@ -1,6 +1,6 @@
-"""System checks of the mint route: its settings (every problem `conf.problems()` finds), and,
-with `check --deploy`, what production needs (shared rate-limit counters, a secret key
-nobody can guess)."""
+"""System checks of the mint route: its settings (every problem `conf.problems()` finds), "site"
+mode's shared token, and, with `check --deploy`, what production needs (shared rate-limit counters,
+a secret key nobody can guess)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,10 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import caches
 from django.core.cache.backends.dummy import DummyCache
+from django.core.cache.backends.filebased import FileBasedCache
 from django.core.cache.backends.locmem import LocMemCache
-from django.core.checks import CheckMessage, Error, Tags, register
+from django.core.checks import CheckMessage, Error, Tags, Warning, register
+from django.core.exceptions import ImproperlyConfigured
 
 from mintroute import conf
 from sportsproxy.django import secrets
@@ -42,6 +44,45 @@ def check_rate_limits_are_shared(app_configs: Any = None, **kwargs: Any) -> list
             "REDIS_URL). A site that "
             'knows it runs one process can waive this with SILENCED_SYSTEM_CHECKS = ["mintroute.E006"].',
             id="mintroute.E006",
+        )
+    ]
+
+
+# The caches a single flight cannot span: a file cache is one machine's, and its `add` is not atomic.
+UNSHARED_CACHES = (*PER_PROCESS_CACHES, FileBasedCache)
+
+
+@register("mintroute")
+def check_site_token_is_shared(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """mintroute.W011 (debug on): "site" mode keeps the site's token in a cache the processes do not share."""
+    return _unshared_site_token(Warning, "mintroute.W011") if settings.DEBUG else []
+
+
+@register(Tags.security, deploy=True)
+def check_site_token_is_shared_in_production(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """mintroute.E011: check_site_token_is_shared as `check --deploy` sees it, an error whatever DEBUG says."""
+    return _unshared_site_token(Error, "mintroute.E011")
+
+
+def _unshared_site_token(level: type[Warning] | type[Error], check_id: str) -> list[CheckMessage]:
+    try:
+        shared = conf.token_sharing() == "site"
+    except ImproperlyConfigured:
+        return []  # mintroute.E008 reports the setting
+    alias = getattr(settings, "RATELIMIT_USE_CACHE", "default")
+    if not shared or alias not in settings.CACHES:
+        return []
+    cache = caches[alias]
+    if not isinstance(cache, UNSHARED_CACHES):
+        return []
+    return [
+        level(
+            f'SPORTS_TOKEN_SHARING is "site", but the cache that holds the site\'s token (CACHES[{alias!r}], '
+            f"{type(cache).__name__}) is not shared between processes: each process would mint its own token, "
+            "and the single flight would hold in one process only.",
+            hint="Use a cache all processes share, such as Django's RedisCache (in the starter project: set "
+            'REDIS_URL), or SPORTS_TOKEN_SHARING = "login".',
+            id=check_id,
         )
     ]
 

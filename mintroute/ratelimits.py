@@ -33,15 +33,27 @@ IPV6_PREFIX = 64  # one IPv6 subscriber usually holds a whole /64
 NAT64 = ipaddress.IPv6Network("64:ff9b::/96")  # the well-known prefix (RFC 6052): an IPv4 address in its low 32 bits
 
 
-def enforce_rate_limit(request: HttpRequest, *, group: str = "mintroute", counted: str = "token requests") -> None:
-    """Count this request for its user and its IP; 429 if either is over SPORTS_TOKEN_RATE.
+PER_USER = "user"
+PER_IP = "client IP"
+
+
+def enforce_rate_limit(
+    request: HttpRequest,
+    *,
+    group: str = "mintroute",
+    counted: str = "token requests",
+    per: tuple[str, ...] = (PER_USER, PER_IP),
+) -> None:
+    """Count this request for its user and its IP (or only the scopes in `per`); 429 if any is over
+    SPORTS_TOKEN_RATE.
 
     Any view that spends the API key's quota on a user's behalf should call it with a `group`
     of its own (the demo's server-rendered panel does); `counted` names what the 429 counts.
     """
     rate = conf.token_rate()
     # Read before the store is touched, so a wrong setting is not mistaken for a store failure.
-    scopes = {"user": str(request.user.pk), "client IP": client_ip(request)}
+    every = {PER_USER: str(request.user.pk), PER_IP: client_ip(request)}
+    scopes = {scope: every[scope] for scope in per}
     waits: dict[str, int] = {}
     for scope, value in scopes.items():
         try:

@@ -7,8 +7,14 @@ half its ttl is left.
 
 Single flight: a caller that finds the site's token stale takes a lock in the cache (`add`: one
 caller in one process wins) and mints; the others poll the cache until the new token lands, the
-holder's failure is written there (they share it), or the lock is gone (its holder died: the lock
-expires on its own once the longest mint is over). Every wait is bounded.
+holder's failure is written there (they share it), or the lock is gone. The lock is a short lease
+(LEASE_SECONDS) that a thread of the holder's renews while it mints: a holder whose process dies
+stops renewing, and the others take over within the lease. Every wait is bounded.
+
+A caller that leaves costs nobody. Under ASGI, Django cancels the view when its client disconnects;
+the holder's flight runs as a task of its own that its caller awaits shielded, so it completes, and
+its token (or its failure) lands for the others. Under WSGI nothing cancels a view; whatever else
+ends a mint (an exception that is not an Exception) makes the renewer release the lock at once.
 
 `reason: "unauthorized"` replaces the site's token; for REPLACEMENT_WINDOW after a replacement,
 other `unauthorized` callers get the replacement instead of minting again.
@@ -28,11 +34,13 @@ import asyncio
 import logging
 import math
 import secrets
+import threading
 import time
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
+from types import TracebackType
 from typing import Any, TypeGuard
 
 from asgiref.sync import sync_to_async
@@ -50,7 +58,9 @@ logger = logging.getLogger(__name__)
 
 REPLACEMENT_WINDOW = timedelta(seconds=10)  # other `unauthorized` callers get the replacement
 POLL_SECONDS = 0.02  # how often a waiting caller looks for the token being minted
-LOCK_MARGIN_SECONDS = 2  # beyond the longest mint, before a dead holder's lock expires
+FLIGHT_MARGIN_SECONDS = 2  # beyond the longest mint, before a waiting caller gives up
+LEASE_SECONDS = 4  # the lock's life from its last renewal: how long a dead holder delays the others
+RENEW_SECONDS = 1  # how often the live holder renews its lease
 FAILURE_SECONDS = 5  # how long a failed flight's answer stays for the callers that waited on it
 
 monotonic: Callable[[], float] = time.monotonic  # replaced by tests to move the bounds' clock
@@ -88,15 +98,41 @@ class Store:
 
 
 @dataclass(frozen=True)
+class TakeLock(Store):
+    """The cache operation that takes the single flight's lock (True when taken)."""
+
+
+@dataclass(frozen=True)
 class Pause:
     seconds: float
 
 
+@dataclass(frozen=True)
+class Lease:
+    """The single flight's lock, held by one flight while it mints."""
+
+    cache: BaseCache
+    key: str
+    flight: str
+    longest: float  # seconds: the longest a mint can take, so the longest a live holder renews
+
+    def renew(self) -> None:
+        if self.cache.get(self.key) == self.flight:
+            self.cache.touch(self.key, LEASE_SECONDS)
+
+    def release(self) -> None:
+        _release(self.key, self.flight, self.cache)
+
+
+@dataclass(frozen=True)
 class Mint:
-    """Mint a token upstream; the runner sends back `{token, expiresAt}` or throws the RouteError."""
+    """Mint a token upstream; the runner sends back `{token, expiresAt}` or throws the RouteError.
+    With a `lease`, the runner keeps it renewed while the mint runs."""
+
+    lease: Lease | None = None
 
 
-MINT = Mint()
+MINT = Mint()  # a mint for this caller alone: nothing to renew
 Step = Store | Pause | Mint
 Plan = Generator[Step, Any, dict[str, str]]
 
@@ -120,33 +156,129 @@ def site_token(ttl: int, reason: str | None, mint: Callable[[], dict[str, str]])
             if isinstance(step, Pause):
                 time.sleep(step.seconds)
             elif isinstance(step, Mint):
-                sent = mint()
+                with _Renewal(step.lease):
+                    sent = mint()
             else:
                 sent = _run(step)
         except Exception as error:  # the plan decides what each failure means
             thrown = error
 
 
-async def asite_token(ttl: int, reason: str | None, mint: Callable[[], Awaitable[dict[str, str]]]) -> dict[str, str]:
-    """site_token's async twin: the pauses and the mint wait on the event loop."""
-    plan = _flight(ttl, reason)
-    sent: Any = None
-    thrown: Exception | None = None
+AsyncMint = Callable[[], Awaitable[dict[str, str]]]
+
+
+async def asite_token(ttl: int, reason: str | None, mint: AsyncMint) -> dict[str, str]:
+    """site_token's async twin: the pauses and the mint wait on the event loop, and the flight this
+    caller holds completes for the others if the caller leaves."""
+    return await _adrive(_flight(ttl, reason), mint)
+
+
+async def _adrive(
+    plan: Plan, mint: AsyncMint, sent: Any = None, thrown: Exception | None = None, *, shielded: bool = False
+) -> dict[str, str]:
     while True:
         try:
             step = plan.throw(thrown) if thrown is not None else plan.send(sent)
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]
         sent, thrown = None, None
+        if isinstance(step, TakeLock) and not shielded:
+            # Once the lock is taken the flight is the site's, not this caller's (see _shielded).
+            outcome = await _shielded(_atake(plan, step, mint))
+            if not isinstance(outcome, _Untaken):
+                return outcome
+            sent, thrown = outcome.sent, outcome.thrown
+            continue
         try:
-            if isinstance(step, Pause):
-                await asyncio.sleep(step.seconds)
-            elif isinstance(step, Mint):
-                sent = await mint()
-            else:
-                sent = await sync_to_async(_run)(step)
+            sent = await _aexecute(step, mint)
         except Exception as error:  # the plan decides what each failure means
             thrown = error
+
+
+@dataclass(frozen=True)
+class _Untaken:
+    """The lock was not taken: what the caller's own drive of the plan goes on with."""
+
+    sent: Any = None
+    thrown: Exception | None = None
+
+
+async def _atake(plan: Plan, step: TakeLock, mint: AsyncMint) -> dict[str, str] | _Untaken:
+    """Take the lock and, if taken, fly: mint, store the token (or the failure), release the lock."""
+    try:
+        taken = await _aexecute(step, mint)
+    except Exception as error:  # the plan decides what each failure means
+        return _Untaken(thrown=error)
+    if not taken:
+        return _Untaken(sent=taken)
+    return await _adrive(plan, mint, taken, shielded=True)
+
+
+async def _aexecute(step: Step, mint: AsyncMint) -> Any:
+    if isinstance(step, Pause):
+        await asyncio.sleep(step.seconds)
+        return None
+    if isinstance(step, Mint):
+        with _Renewal(step.lease):
+            return await mint()
+    # Not the request's own thread: a flight whose caller left outlives the request's executor.
+    return await sync_to_async(_run, thread_sensitive=False)(step)
+
+
+Taking = dict[str, str] | _Untaken
+_landing: set[asyncio.Future[Taking]] = set()  # flights whose lock may be held, kept referenced until they land
+
+
+async def _shielded(flight: Coroutine[Any, Any, Taking]) -> Taking:
+    """Run `flight` as a task of its own and await it shielded: cancelling the caller (Django does when
+    its client disconnects) leaves it running from the moment it asks for the lock, so a lock it takes
+    is never left without its holder: the flight lands and unlocks for the others."""
+    task = asyncio.ensure_future(flight)
+    _landing.add(task)
+    task.add_done_callback(_landed)
+    return await asyncio.shield(task)
+
+
+def _landed(task: asyncio.Future[Taking]) -> None:
+    _landing.discard(task)
+    if not task.cancelled():
+        task.exception()  # retrieved: a failure whose caller left was written for the others already
+
+
+class _Renewal:
+    """While a flight's holder mints: renews its lease every RENEW_SECONDS from a thread of its own,
+    for no longer than the longest mint; if the mint ends by anything but a result or an Exception
+    (the plan settles those), releases the lock at once. Without a lease, does nothing."""
+
+    def __init__(self, lease: Lease | None) -> None:
+        self._lease = lease
+        self._done = threading.Event()
+        self._abandoned = False
+
+    def __enter__(self) -> None:
+        if self._lease is not None:
+            threading.Thread(target=self._renew, name="mintroute-lease", daemon=True).start()
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self._abandoned = kind is not None and not issubclass(kind, Exception)
+        self._done.set()
+
+    def _renew(self) -> None:
+        assert self._lease is not None
+        bound = monotonic() + self._lease.longest
+        while not self._done.wait(RENEW_SECONDS) and monotonic() < bound:
+            _in_a_thread(self._lease.renew, "renew the single flight's lease")
+        if self._abandoned:
+            _in_a_thread(self._lease.release, "release the single flight's lock")
+
+
+def _in_a_thread(call: Callable[[], None], what: str) -> None:
+    try:
+        call()
+    except Exception as error:  # the lease then expires on its own
+        logger.warning("Could not %s: %s", what, type(error).__name__)
 
 
 def _run(step: Store) -> Any:
@@ -163,16 +295,16 @@ def _run(step: Store) -> Any:
 def _flight(ttl: int, reason: str | None) -> Plan:
     """Serve the site's token, or mint it as the one caller holding the lock, or wait for that caller."""
     keys = _Keys.of_this_site()
-    lock_seconds = _lock_seconds()
-    deadline = monotonic() + lock_seconds + 1  # past one dead holder's lock
+    longest = _flight_seconds()
+    deadline = monotonic() + longest + 1  # past the longest live mint
     try:
         while monotonic() < deadline:
             current = yield Store(partial(_read, keys.token))
             if _serves(current, reason):
                 return current.answer()
             flight = secrets.token_hex(8)
-            if (yield Store(partial(_cache().add, keys.lock, flight, lock_seconds))):
-                return (yield from _fly(ttl, reason, keys, flight))
+            if (yield TakeLock(partial(_cache().add, keys.lock, flight, LEASE_SECONDS))):
+                return (yield from _fly(ttl, reason, keys, Lease(_cache(), keys.lock, flight, longest)))
             holder = yield Store(partial(_cache().get, keys.lock))
             if holder is not None:
                 landed = yield from _wait_for(holder, reason, keys, deadline)
@@ -182,26 +314,28 @@ def _flight(ttl: int, reason: str | None) -> Plan:
         logger.warning("Minting a token for this caller alone: the site's token cannot be shared now")
         return (yield MINT)  # type: ignore[no-any-return]
     raise RouteError(
-        504, "upstream_timeout", f"The token this site is minting did not arrive within {lock_seconds + 1} s. Retry."
+        504, "upstream_timeout", f"The token this site is minting did not arrive within {longest + 1} s. Retry."
     )
 
 
-def _fly(ttl: int, reason: str | None, keys: _Keys, flight: str) -> Plan:
-    """Holding the lock: mint, store the token (or the failure) for the others, release the lock."""
+def _fly(ttl: int, reason: str | None, keys: _Keys, lease: Lease) -> Plan:
+    """Holding the lock: mint (the runner renews the lease meanwhile), store the token (or the failure)
+    for the others, release the lock."""
     current = yield Store(partial(_read, keys.token))
     if _serves(current, reason):  # it landed between our first look and our lock
-        yield from _quietly(Store(partial(_release, keys.lock, flight)))
+        yield from _quietly(Store(lease.release))
         return current.answer()
     try:
-        minted: dict[str, str] = yield MINT
+        minted: dict[str, str] = yield Mint(lease)
     except RouteError as refusal:
-        yield from _quietly(Store(partial(_cache().set, keys.failed(flight), refusal.as_record(), FAILURE_SECONDS)))
-        yield from _quietly(Store(partial(_release, keys.lock, flight)))
+        failure = refusal.as_record()
+        yield from _quietly(Store(partial(_cache().set, keys.failed(lease.flight), failure, FAILURE_SECONDS)))
+        yield from _quietly(Store(lease.release))
         raise
     record = _record(minted, ttl, replacement=reason == "unauthorized")
     if record is not None:  # nothing after the mint may cost the token: a failed store only logs
         yield from _quietly(Store(partial(_cache().set, keys.token, record, ttl)))
-    yield from _quietly(Store(partial(_release, keys.lock, flight)))
+    yield from _quietly(Store(lease.release))
     return minted
 
 
@@ -293,10 +427,10 @@ def _record(minted: dict[str, str], ttl: int, *, replacement: bool) -> dict[str,
     return {**minted, "ttl": ttl, "mintedAt": reuse.now().isoformat(), "replacement": replacement}
 
 
-def _release(lock: str, flight: str) -> None:
+def _release(lock: str, flight: str, cache: BaseCache) -> None:
     """Drop the lock if it is still this flight's (it may have expired and been taken since)."""
-    if _cache().get(lock) == flight:
-        _cache().delete(lock)
+    if cache.get(lock) == flight:
+        cache.delete(lock)
 
 
 def _cache() -> BaseCache:
@@ -304,19 +438,19 @@ def _cache() -> BaseCache:
     return caches[getattr(settings, "RATELIMIT_USE_CACHE", "default")]
 
 
-def _lock_seconds() -> int:
+def _flight_seconds() -> int:
     try:
         timeout = sdk_conf.timeout()
     except ImproperlyConfigured:
         timeout = 5  # the mint itself reports the setting
-    return lock_seconds(timeout)
+    return flight_seconds(timeout)
 
 
-def lock_seconds(timeout: float) -> int:
-    """How long the single flight's lock lives with SPORTS_TIMEOUT = `timeout`: the longest a mint can
-    take, and a margin. A mint is two calls at most (a key rotation retries once with the previous
-    key), each as long as the SDK's retries allow."""
-    return 2 * math.ceil(longest_call_seconds(timeout)) + LOCK_MARGIN_SECONDS
+def flight_seconds(timeout: float) -> int:
+    """How long a flight may take with SPORTS_TIMEOUT = `timeout` (how long a live holder renews its
+    lease, and a waiting caller waits): the longest a mint can take, and a margin. A mint is two calls
+    at most (a key rotation retries once with the previous key), each as long as the SDK's retries allow."""
+    return 2 * math.ceil(longest_call_seconds(timeout)) + FLIGHT_MARGIN_SECONDS
 
 
 @dataclass(frozen=True)

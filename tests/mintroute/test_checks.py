@@ -5,7 +5,7 @@ import secrets
 from typing import Any
 
 import pytest
-from django.core.checks import Tags, run_checks
+from django.core.checks import WARNING, Tags, run_checks
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 
@@ -128,3 +128,38 @@ def test_a_weak_secret_key_is_e007_under_check_deploy_naming_the_variable(settin
 def test_64_random_hexadecimal_characters_pass(settings: Any) -> None:
     settings.SECRET_KEY = secrets.token_hex(32)
     assert check_secret_key_is_strong() == []
+
+
+# --- "site" mode keeps the site's token in the cache every process must share -------------------
+
+FILE_BASED = {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": "/nonexistent/cache"}
+
+
+@pytest.mark.parametrize("backend", [LOCAL_MEMORY, DUMMY, FILE_BASED], ids=["locmem", "dummy", "file"])
+def test_site_mode_with_a_cache_processes_do_not_share_is_w011_in_debug_and_e011_in_deploy(
+    settings: Any, backend: dict[str, str]
+) -> None:
+    settings.SPORTS_TOKEN_SHARING = "site"
+    settings.CACHES = {"default": REDIS, "limits": backend}
+    settings.RATELIMIT_USE_CACHE = "limits"  # where the site's token lives, as the rate limits do
+    settings.SILENCED_SYSTEM_CHECKS = ["mintroute.E006"]  # a site that knows it runs one process still hears this
+    settings.DEBUG = True
+    plain = [message for message in run_checks() if (message.id or "").startswith("mintroute.")]
+    assert [message.id for message in plain] == ["mintroute.W011"]
+    assert "each process would mint its own token" in plain[0].msg
+    assert plain[0].level == WARNING
+    with pytest.raises(SystemCheckError, match=r"mintroute\.E011") as refused:
+        call_command("check", deploy=True, fail_level="ERROR", stdout=io.StringIO(), stderr=io.StringIO())
+    assert "each process would mint its own token" in str(refused.value)
+    settings.DEBUG = False
+    assert "mintroute.E011" in deploy_ids()
+    assert "mintroute.W011" not in {message.id for message in run_checks()}
+
+
+@pytest.mark.parametrize("mode", ["login", "site"])
+def test_a_shared_cache_or_login_mode_is_no_w011_nor_e011(settings: Any, mode: str) -> None:
+    settings.SPORTS_TOKEN_SHARING = mode
+    settings.DEBUG = True
+    settings.CACHES = {"default": REDIS if mode == "site" else LOCAL_MEMORY}
+    found = {message.id for message in run_checks(include_deployment_checks=True)}
+    assert not found & {"mintroute.W011", "mintroute.E011"}

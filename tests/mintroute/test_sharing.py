@@ -6,8 +6,10 @@ processes of the site on one Redis against a counting stand-in service.
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,8 +20,9 @@ from django.test import Client
 from mintroute import sharing
 from mintroute.checks import check_mint_route_settings
 from sportsproxy.sandbox.clock import ManualClock
+from tests.counting_service import CountingService
 from tests.mintroute.conftest import logged_in_browser, post_token, upstream_calls
-from tests.mintroute.entries import assert_refusal
+from tests.mintroute.entries import Entry, assert_refusal
 from tests.mintroute.test_authentication import DEVICE, SESSION, app_call
 
 UNAUTHORIZED = '{"reason": "unauthorized"}'
@@ -93,13 +96,138 @@ def test_concurrent_callers_cost_one_mint(site_key: str, settings: Any) -> None:
     assert upstream_calls(site_key) == 1
 
 
+def test_twenty_users_behind_one_address_are_all_answered_with_the_default_limits(site_key: str) -> None:
+    """The per-IP limit (10/m) counts the requests that reach the single flight, not the reads of the
+    site's token: an office behind one NAT opening the page at once is not refused."""
+    browsers = [logged_in_browser(f"office{n}", REMOTE_ADDR="203.0.113.7") for n in range(20)]
+    answers = [post_token(browser) for browser in browsers]
+    assert [answer.status_code for answer in answers] == [200] * 20
+    assert len({answer.json()["token"] for answer in answers}) == 1
+    assert upstream_calls(site_key) == 1
+
+
+def test_the_per_ip_limit_still_counts_every_request_that_reaches_the_flight(
+    one_clock: ManualClock, settings: Any
+) -> None:
+    settings.SPORTS_TOKEN_RATE = "10/h"  # eleven replacements ten seconds apart fit in one window
+    browsers = [logged_in_browser(f"office{n}", REMOTE_ADDR="203.0.113.8") for n in range(11)]
+    answers = []
+    for browser in browsers:
+        one_clock.advance(11)  # past the last replacement's window: each `unauthorized` call mints
+        answers.append(post_token(browser, UNAUTHORIZED))
+    assert [answer.status_code for answer in answers] == [200] * 10 + [429]
+    assert "client IP" in answers[-1].json()["message"]
+
+
+def test_a_read_of_the_site_token_still_counts_for_its_user(site_key: str) -> None:
+    browser = logged_in_browser("reader", REMOTE_ADDR="203.0.113.9")
+    assert [post_token(browser).status_code for _ in range(11)] == [200] * 10 + [429]
+    assert upstream_calls(site_key) == 1
+
+
+@pytest.fixture
+def slow_service(settings: Any, one_clock: ManualClock) -> Iterator[CountingService]:
+    """The site mints from a stand-in service on a socket that answers after MINT_SECONDS; the SDK's
+    timeout is the default's, so a lock held for its old full life would stall the others ~48 s."""
+    service = CountingService(delay=MINT_SECONDS, now=one_clock.now)
+    settings.SPORTS_TRANSPORT = "http"
+    settings.SPORTS_BASE_URL = service.url
+    settings.SPORTS_TIMEOUT = 5
+    yield service
+    service.close()
+
+
+MINT_SECONDS = 1.5
+
+
+def leave_mid_mint(address: str, caller: Any, service: CountingService, body: bytes = b"{}") -> None:
+    """`caller`'s browser posts a mint on a raw socket and closes it once the service holds the mint."""
+    cookies = f"sessionid={caller.get_cookie('sessionid')}; csrftoken={caller.get_cookie('csrftoken')}"
+    host, port = address.split(":")
+    with socket.create_connection((host, int(port)), timeout=5) as connection:
+        connection.sendall(
+            b"POST /api/sports-token HTTP/1.1\r\nHost: " + address.encode() + b"\r\n"
+            b"Content-Type: application/json\r\nCookie: " + cookies.encode() + b"\r\n"
+            b"X-CSRFToken: " + caller.get_cookie("csrftoken").encode() + b"\r\n"
+            b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+        )
+        deadline = time.monotonic() + 5
+        while service.requests == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert service.requests == 1, "the leaving caller's mint never reached the service"
+    # closed: uvicorn tells Django the client left, and Django cancels the view
+
+
+@pytest.mark.parametrize("reason", [None, "unauthorized"])
+def test_an_asgi_caller_that_leaves_mid_mint_costs_the_others_nothing(
+    asgi_server: str, slow_service: CountingService, reason: str | None
+) -> None:
+    """The flight completes for the others (one mint, its token for the next caller, within the mint's
+    own time) and the lock is gone; before, the lock stayed held for its full life (~48 s)."""
+    entry = Entry("asgi", asgi_server)
+    try:
+        leaver, next_caller = entry.browser("leaver"), entry.browser("next")
+        body = f'{{"reason": "{reason}"}}' if reason else ""
+        leave_mid_mint(asgi_server, leaver, slow_service, body.encode() or b"{}")
+        started = time.monotonic()
+        answer = next_caller.mint(body or None)
+        waited = time.monotonic() - started
+    finally:
+        entry.close()
+    assert answer.status_code == 200, answer.text
+    assert waited < MINT_SECONDS + 1, waited
+    assert slow_service.mints == 1  # the leaver's flight landed for the next caller
+    assert answer.json()["token"] == "standin.1.signature"
+    assert cache.get(sharing._Keys.of_this_site().lock) is None
+
+
+def test_a_mint_ended_by_a_base_exception_releases_the_lock_at_once(site_key: str) -> None:
+    """Not an Exception (KeyboardInterrupt, SystemExit, a cancellation): the plan cannot settle it, so
+    the lease's renewer drops the lock rather than leave it for its expiry."""
+
+    def interrupted() -> dict[str, str]:
+        raise KeyboardInterrupt
+
+    lock = sharing._Keys.of_this_site().lock
+    with pytest.raises(KeyboardInterrupt):
+        sharing.site_token(600, None, interrupted)
+    deadline = time.monotonic() + 2
+    while cache.get(lock) is not None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert cache.get(lock) is None
+
+
+def test_the_live_holder_renews_its_lease_past_the_lease_s_life(monkeypatch: pytest.MonkeyPatch, site_key: str) -> None:
+    """A mint longer than the lease keeps the lock: nobody else mints meanwhile."""
+    monkeypatch.setattr(sharing, "LEASE_SECONDS", 1)
+    monkeypatch.setattr(sharing, "RENEW_SECONDS", 0.2)
+    mints: list[str] = []
+    holding = threading.Event()
+
+    def slow_mint() -> dict[str, str]:
+        mints.append("mint")
+        holding.set()
+        time.sleep(2.5)  # past two and a half leases
+        return {"token": f"t{len(mints)}", "expiresAt": "2026-03-14T15:19:26+00:00"}
+
+    answers: list[dict[str, str]] = []
+    holder = threading.Thread(target=lambda: answers.append(sharing.site_token(600, None, slow_mint)))
+    holder.start()
+    assert holding.wait(5)
+    time.sleep(1.5)  # the lease, unrenewed, would have expired by now
+    answers.append(sharing.site_token(600, None, slow_mint))
+    holder.join(10)
+    assert mints == ["mint"]
+    assert [answer["token"] for answer in answers] == ["t1", "t1"]
+
+
 def test_a_dead_lock_holder_delays_the_mint_no_longer_than_its_lock(settings: Any, site_key: str) -> None:
     settings.SPORTS_TIMEOUT = 0.5
-    cache.set(f"{sharing._Keys.of_this_site().lock}", "a-holder-that-died", 4)
+    cache.set(f"{sharing._Keys.of_this_site().lock}", "a-holder-that-died", sharing.LEASE_SECONDS)
     started = time.monotonic()
     response = post_token(logged_in_browser())
     assert response.status_code == 200
-    assert 3 <= time.monotonic() - started < 6
+    assert sharing.LEASE_SECONDS - 1 <= time.monotonic() - started < sharing.LEASE_SECONDS + 2
     assert upstream_calls(site_key) == 1
 
 

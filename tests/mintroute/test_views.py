@@ -183,6 +183,8 @@ def test_the_limit_resets_with_the_window(entry: Entry, one_clock: ManualClock) 
     assert browser.mint().status_code == 200
 
 
+# In "site" mode the per-IP limit counts only requests that reach the single flight (test_sharing.py).
+@login_mode_only
 @wsgi_only  # a caller from another address: only the test client can choose REMOTE_ADDR
 def test_a_second_user_from_the_same_ip_is_limited_by_the_ip_limit(entry: Entry) -> None:
     first = entry.browser("alice")
@@ -193,6 +195,8 @@ def test_a_second_user_from_the_same_ip_is_limited_by_the_ip_limit(entry: Entry)
     assert entry.browser("carol", REMOTE_ADDR="10.9.8.7").mint().status_code == 200
 
 
+# In "site" mode the per-IP limit counts only requests that reach the single flight (test_sharing.py).
+@login_mode_only
 def test_x_forwarded_for_is_ignored_without_trusted_proxies(entry: Entry) -> None:
     first = entry.browser("alice")
     for _ in range(10):
@@ -200,6 +204,8 @@ def test_x_forwarded_for_is_ignored_without_trusted_proxies(entry: Entry) -> Non
     assert entry.browser("mallory").mint(headers={"X-Forwarded-For": "203.0.113.9"}).status_code == 429
 
 
+# In "site" mode the per-IP limit counts only requests that reach the single flight (test_sharing.py).
+@login_mode_only
 def test_behind_a_trusted_proxy_each_client_ip_has_its_own_limit(entry: Entry, settings: Any) -> None:
     settings.SPORTS_TRUSTED_PROXY_COUNT = 1
     first = entry.browser("alice")
