@@ -278,6 +278,12 @@ LOGGING = {
         }
     },
     "root": {"handlers": ["console"], "level": env.str("DJANGO_LOG_LEVEL", default="INFO")},
-    # One INFO line per upstream request is noise; SDK failures are logged by the mint route.
-    "loggers": {"httpx2": {"level": "WARNING"}, "httpcore2": {"level": "WARNING"}},
+    "loggers": {
+        # Django's own console handler on "django" (debug only) would print each of its lines, such as
+        # runserver's request lines, a second time beside the root's: the root's handler says them once.
+        "django": {"handlers": []},
+        # One INFO line per upstream request is noise; SDK failures are logged by the mint route.
+        "httpx2": {"level": "WARNING"},
+        "httpcore2": {"level": "WARNING"},
+    },
 }
