@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -150,8 +151,6 @@ def test_demo_setup_in_a_site_that_does_not_mount_the_sandbox_makes_the_user_and
     tmp_path: Path,
 ) -> None:
     """With SPORTS_BASE_URL set the sandbox is not installed (config/settings.py): no account, no key."""
-    import subprocess
-
     env_file = tmp_path / ".env"
     environment = {
         **os.environ,
