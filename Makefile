@@ -5,12 +5,19 @@ VENV := .venv
 PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1:8000
 
-.PHONY: demo serve test lockcheck lint typecheck format pytest jstest matrix bench lock upgrade install install-dev clean
+.PHONY: demo screenshots serve test lockcheck lint typecheck format pytest jstest matrix bench lock upgrade install install-dev clean
 
+# `make demo HOST=0.0.0.0:8080` serves elsewhere. The checks run once, in runserver, after demo_setup has
+# written the key they would otherwise warn about (migrate and demo_setup skip them).
 demo: install
-	$(PY) manage.py migrate --no-input
+	$(PY) manage.py migrate --no-input --skip-checks
 	$(PY) manage.py demo_setup
 	$(PY) manage.py runserver $(HOST)
+
+# The README's pictures (docs/screenshots/), remade from the demo page as it is now: the browser test that
+# takes them at desktop and phone width (headless Chromium through Playwright) writes them there.
+screenshots: install-dev
+	DEMO_SCREENSHOT_DIR=docs/screenshots $(VENV)/bin/pytest tests/e2e/test_demo_page.py -k screenshots -q
 
 # Production: settings from the environment (docs/deploy.md); gunicorn for HTTP on $(HOST), and
 # uvicorn for the sandbox's WebSocket when it is mounted (config/serve.py). `check --deploy` runs before

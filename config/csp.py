@@ -5,25 +5,21 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from typing import ParamSpec
-from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
+from config.service_addresses import origin
+
 P = ParamSpec("P")
-
-
-def _origin(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else ""
 
 
 def policy(request: HttpRequest) -> str:
     """The page may talk to itself (HTTP and WebSocket) and to the configured service addresses."""
     host = request.get_host()
     websocket_self = f"{'wss' if request.is_secure() else 'ws'}://{host}"
-    service = [_origin(settings.SPORTS_PUBLIC_BASE_URL), _origin(settings.SPORTS_PUBLIC_WS_URL)]
-    connect = " ".join(["'self'", websocket_self, *[origin for origin in service if origin]])
+    service = [origin(settings.SPORTS_PUBLIC_BASE_URL), origin(settings.SPORTS_PUBLIC_WS_URL)]
+    connect = " ".join(["'self'", websocket_self, *[address for address in service if address]])
     return "; ".join(
         [
             "default-src 'self'",

@@ -15,6 +15,8 @@ import environ
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.utils import get_random_secret_key
 
+from config.service_addresses import browser_addresses
+
 # Lets generic Django classes be written with type parameters (admin.ModelAdmin[Model]).
 django_stubs_ext.monkeypatch()
 
@@ -61,7 +63,6 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "mintroute",  # the mint route, the SDK's checks, and the browser client's static files
-    "sportsproxy.sandbox",  # the embedded service: its models, admin and `sandbox_key`
     "config.demo",  # the demo page and `demo_setup`
 ]
 
@@ -210,14 +211,25 @@ SPORTS_API_KEY_PREVIOUS = env.str("SPORTS_API_KEY_PREVIOUS", default="")
 SPORTS_BASE_URL = env.str("SPORTS_BASE_URL", default="")
 # How the SDK reaches the service: "http" (SPORTS_BASE_URL) or "sandbox" (in-process).
 SPORTS_TRANSPORT = env.str("SPORTS_TRANSPORT", default="http" if SPORTS_BASE_URL else "sandbox")
-SPORTS_PUBLIC_BASE_URL = env.str("SPORTS_PUBLIC_BASE_URL", default="")
-SPORTS_PUBLIC_WS_URL = env.str("SPORTS_PUBLIC_WS_URL", default="")
 # Seconds before expiry the demo page's browser client refreshes its token (seed default 30).
 SPORTS_CLIENT_REFRESH_LEEWAY = env.int("SPORTS_CLIENT_REFRESH_LEEWAY", default=30)
 SPORTS_TIMEOUT = env.str("SPORTS_TIMEOUT", default="5")  # seconds; `manage.py check` validates it
 
 # Mount the sandbox service (/sdk/v1/rpc) in this process.
 SPORTS_SANDBOX = env.bool("SPORTS_SANDBOX", default=not SPORTS_BASE_URL)
+# The embedded service's app (its tables, admin pages and `sandbox_key`) only in a site that mounts it;
+# the pytest plugin (sportsproxy.testing) serves a site's tests without it.
+if SPORTS_SANDBOX:
+    INSTALLED_APPS.insert(INSTALLED_APPS.index("mintroute") + 1, "sportsproxy.sandbox")
+
+# What the page's browser client calls (and its Content-Security-Policy allows). Unset: the mounted
+# sandbox at the page's own origin, or, with the sandbox not mounted, SPORTS_BASE_URL's origin.
+SPORTS_PUBLIC_BASE_URL, SPORTS_PUBLIC_WS_URL = browser_addresses(
+    public_base_url=env.str("SPORTS_PUBLIC_BASE_URL", default=""),
+    public_ws_url=env.str("SPORTS_PUBLIC_WS_URL", default=""),
+    base_url=SPORTS_BASE_URL,
+    sandbox_mounted=SPORTS_SANDBOX,
+)
 # Run the sandbox's match-event simulation in this process (one process is enough with Redis).
 SPORTS_SANDBOX_EVENTS = env.bool("SPORTS_SANDBOX_EVENTS", default=True)
 # Seconds per heartbeat of the sandbox's socket counters: a dead worker's slots go after two.
@@ -275,6 +287,12 @@ LOGGING = {
         }
     },
     "root": {"handlers": ["console"], "level": env.str("DJANGO_LOG_LEVEL", default="INFO")},
-    # One INFO line per upstream request is noise; SDK failures are logged by the mint route.
-    "loggers": {"httpx2": {"level": "WARNING"}, "httpcore2": {"level": "WARNING"}},
+    "loggers": {
+        # Django's own console handler on "django" (debug only) would print each of its lines, such as
+        # runserver's request lines, a second time beside the root's: the root's handler says them once.
+        "django": {"handlers": []},
+        # One INFO line per upstream request is noise; SDK failures are logged by the mint route.
+        "httpx2": {"level": "WARNING"},
+        "httpcore2": {"level": "WARNING"},
+    },
 }

@@ -9,6 +9,9 @@ one of its fixtures:
     sports_settings   (test) with pytest-django: the site's SPORTS_BASE_URL and SPORTS_API_KEY
                       point at `sports_sandbox` for one test, and are restored after it
 
+The sandbox listens on a free port unless one is chosen: `pytest --sports-sandbox-port 8123`, or
+`sports_sandbox_port = 8123` in the ini file (the command line wins).
+
 The server runs in a child process with the `sandbox` extra's packages; the dashboard's powers
 reach it over HTTP with a control secret made for the session, never through its database.
 """
@@ -41,6 +44,8 @@ START_TIMEOUT_SECONDS = 30.0  # the server is ready in well under 10 s; a loaded
 STOP_TIMEOUT_SECONDS = 10.0
 CONTROL_TIMEOUT_SECONDS = 10.0
 STDERR_TAIL_CHARACTERS = 4000
+PORT_SETTING = "sports_sandbox_port"  # the ini option's name, and the command line option's destination
+MAX_PORT = 65535
 
 
 class SandboxError(RuntimeError):
@@ -113,14 +118,16 @@ class SportsSandbox:
         return answer
 
 
-def start_sandbox(*arguments: str, timeout: float = START_TIMEOUT_SECONDS) -> SportsSandbox:
-    """Start `python -m sportsproxy.sandbox serve --port 0 *arguments` and wait (bounded) for its ready line.
+def start_sandbox(*arguments: str, port: int = 0, timeout: float = START_TIMEOUT_SECONDS) -> SportsSandbox:
+    """Start `python -m sportsproxy.sandbox serve --port <port> *arguments` and wait (bounded) for its
+    ready line. Port 0, the default, is a free one.
 
     The server stops on its own if this process ends without calling `stop()`."""
     control_secret = secrets.token_urlsafe(32)
     stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by SportsSandbox.stop
     # --stop-with-parent: a test run killed before its teardown leaves no server behind.
-    command = [sys.executable, "-m", "sportsproxy.sandbox", "serve", "--port", "0", "--stop-with-parent", *arguments]
+    serve = ["serve", "--port", str(port), "--stop-with-parent"]
+    command = [sys.executable, "-m", "sportsproxy.sandbox", *serve, *arguments]
     process = subprocess.Popen(  # noqa: S603 - this interpreter and fixed arguments
         command, stdout=subprocess.PIPE, stderr=stderr, env=_child_environment(control_secret)
     )
@@ -189,10 +196,32 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
         process.stdout.close()
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """The sandbox's port: `--sports-sandbox-port`, or `sports_sandbox_port` in the ini file."""
+    explained = "The port the sports_sandbox fixture's server listens on (default 0: a free one)."
+    parser.getgroup("sportsproxy", "the sports sandbox").addoption(
+        "--sports-sandbox-port", dest=PORT_SETTING, default=None, help=f"{explained} Wins over the ini option."
+    )
+    parser.addini(PORT_SETTING, explained, default="0")
+
+
+def sandbox_port(config: pytest.Config) -> int:
+    """The chosen port (the command line's, else the ini file's), checked."""
+    chosen = config.getoption(PORT_SETTING)
+    value = str(chosen if chosen is not None else config.getini(PORT_SETTING)).strip()
+    if not value.isdigit() or int(value) > MAX_PORT:
+        raise pytest.UsageError(
+            f"--sports-sandbox-port / {PORT_SETTING} is {value!r}: give a port number from 1 to {MAX_PORT}, "
+            "or 0 (the default) for a free one."
+        )
+    return int(value)
+
+
 @pytest.fixture(scope="session")
-def sports_sandbox() -> Iterator[SportsSandbox]:
-    """A standalone sandbox for the whole session (started at first use, stopped at the end)."""
-    sandbox = start_sandbox()
+def sports_sandbox(pytestconfig: pytest.Config) -> Iterator[SportsSandbox]:
+    """A standalone sandbox for the whole session (started at first use, stopped at the end), on the
+    chosen port or a free one."""
+    sandbox = start_sandbox(port=sandbox_port(pytestconfig))
     yield sandbox
     sandbox.stop()
 

@@ -4,6 +4,7 @@ diagram), the existing-site steps in one block, and a link to every page of docs
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,3 +46,22 @@ def test_the_existing_site_steps_are_one_block() -> None:
 def test_an_unlinked_page_is_noticed() -> None:
     text = "[a](docs/settings.md), [b](docs/deploy.md#https), [c](docs/screenshots/x.png), docs/testing.md"
     assert linked_docs(text) == {"settings.md", "deploy.md"}
+
+
+def test_make_screenshots_remakes_every_picture_the_readme_shows() -> None:
+    """`make screenshots` runs the browser test that takes the pictures with its folder set to the README's."""
+    shown = set(re.findall(r"!\[[^\]]*\]\((docs/screenshots/[\w.-]+\.png)\)", README.read_text()))
+    assert shown == {"docs/screenshots/demo-desktop.png", "docs/screenshots/demo-phone.png"}
+    recipe = subprocess.run(
+        ["make", "-n", "-o", "install-dev", "screenshots"],  # noqa: S607
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    ).stdout
+    assert "DEMO_SCREENSHOT_DIR=docs/screenshots " in recipe
+    assert "tests/e2e/test_demo_page.py -k screenshots" in recipe
+    taker = (ROOT / "tests" / "e2e" / "test_demo_page.py").read_text()
+    assert 'f"demo-{name}.png"' in taker
+    assert {f"docs/screenshots/demo-{name}.png" for name in ("desktop", "phone")} == shown

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import secrets
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -169,3 +170,73 @@ def test_a_sandbox_whose_starter_dies_without_stopping_it_stops_itself() -> None
     finally:
         if Path(f"/proc/{orphan}").exists():
             os.kill(orphan, signal.SIGKILL)
+
+
+def test_start_sandbox_listens_on_the_port_given() -> None:
+    port = free_port()
+    sandbox = start_sandbox(port=port)
+    try:
+        assert sandbox.base_url == f"http://127.0.0.1:{port}"
+        assert sandbox.ws_url == f"ws://127.0.0.1:{port}/sdk/v1/ws"
+    finally:
+        sandbox.stop()
+
+
+ASKS_FOR_THE_PORT = """
+import os
+
+
+def test_port(sports_sandbox):
+    assert sports_sandbox.base_url == "http://127.0.0.1:" + os.environ["EXPECTED_PORT"]
+"""
+
+
+def pytest_session(folder: Path, *arguments: str, expected_port: int = 0) -> subprocess.CompletedProcess[str]:
+    """A pytest session of a site of its own in `folder`, with this plugin and `arguments`."""
+    (folder / "test_port.py").write_text(ASKS_FOR_THE_PORT)
+    project_root = str(Path(__file__).resolve().parents[2])
+    environment = {**os.environ, "PYTHONPATH": project_root, "EXPECTED_PORT": str(expected_port)}
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "sportsproxy.testing",
+        "-p",
+        "no:django",
+        "-p",
+        "no:cacheprovider",
+    ]
+    return subprocess.run(  # noqa: S603 - this interpreter and fixed arguments
+        [*command, "--rootdir", str(folder), "-c", str(folder / "pytest.ini"), *arguments],
+        cwd=folder,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_the_fixtures_port_is_chosen_on_the_command_line_over_the_ini_file(tmp_path: Path) -> None:
+    """(The test below shows the ini file's option is read: its bad value is refused.)"""
+    in_the_file, on_the_command_line = free_port(), free_port()
+    (tmp_path / "pytest.ini").write_text(f"[pytest]\nsports_sandbox_port = {in_the_file}\n")
+    chosen = pytest_session(
+        tmp_path, "--sports-sandbox-port", str(on_the_command_line), expected_port=on_the_command_line
+    )
+    assert chosen.returncode == 0, chosen.stdout + chosen.stderr
+
+
+def test_a_port_that_is_not_one_is_refused_with_how_to_fix_it(tmp_path: Path) -> None:
+    (tmp_path / "pytest.ini").write_text("[pytest]\nsports_sandbox_port = eighty\n")
+    refused = pytest_session(tmp_path)
+    assert refused.returncode != 0
+    assert "sports_sandbox_port is 'eighty': give a port number from 1 to 65535" in refused.stdout + refused.stderr
+
+
+def free_port() -> int:
+    with socket.create_server(("127.0.0.1", 0)) as probe:
+        port: int = probe.getsockname()[1]
+        return port

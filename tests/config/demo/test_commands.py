@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -144,3 +145,34 @@ def test_env_file_is_replaced_not_rewritten(demo: None, tmp_path: Path) -> None:
         assert os.fstat(before.fileno()).st_ino != env_file.stat().st_ino  # a new file took the name
     assert env_file.read_text().startswith("DJANGO_SECRET_KEY=kept\n")
     assert env_file.stat().st_mode & 0o777 == 0o600
+
+
+def test_demo_setup_in_a_site_that_does_not_mount_the_sandbox_makes_the_user_and_no_sandbox_key(
+    tmp_path: Path,
+) -> None:
+    """With SPORTS_BASE_URL set the sandbox is not installed (config/settings.py): no account, no key."""
+    env_file = tmp_path / ".env"
+    environment = {
+        **os.environ,
+        "DJANGO_ENV_FILE": str(env_file),
+        "DJANGO_DEBUG": "1",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'site.sqlite3'}",
+        "SPORTS_SANDBOX": "",
+        "SPORTS_BASE_URL": "https://api.sports.example",
+        "SPORTS_API_KEY": "sk_test_" + "k" * 40,
+    }
+    root = Path(__file__).resolve().parents[3]
+    for command in (["migrate", "--no-input"], ["demo_setup"]):
+        completed = subprocess.run(  # noqa: S603 - this interpreter and the project's manage.py
+            [sys.executable, "manage.py", *command],
+            cwd=root,
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert completed.returncode == 0, completed.stderr
+    assert "Created user 'demo'" in completed.stdout
+    assert "sandbox" not in completed.stdout.lower()
+    assert set(dict(line.split("=", 1) for line in env_file.read_text().splitlines())) == {"DJANGO_SECRET_KEY"}

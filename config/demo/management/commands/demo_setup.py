@@ -12,15 +12,17 @@ import secrets
 import tempfile
 from argparse import ArgumentParser
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from django.apps import apps
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from config.demo.mode import DEFAULT_DEMO_PASSWORD, DEMO_USERNAME
-from sportsproxy.sandbox.accounts.keys import KEY_PATTERN, hash_secret, issue_key, register_key
-from sportsproxy.sandbox.models import Account, ApiKey
+
+if TYPE_CHECKING:
+    from sportsproxy.sandbox.models import Account
 
 DEMO_ACCOUNT = "demo"
 DEMO_TIER = "growth"
@@ -28,6 +30,8 @@ DEMO_TIER = "growth"
 
 class Command(BaseCommand):
     help = "Create the demo user, a sandbox account (tier growth) with a test key, and write the key into .env."
+    # What the checks would warn about (no SPORTS_API_KEY) is what this command sets: runserver checks after it.
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         default = settings.ENV_FILE or str(Path(settings.BASE_DIR) / ".env")
@@ -36,13 +40,17 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         env_file = Path(options["env_file"])
         self.ensure_demo_user()
-        account, created = Account.objects.get_or_create(name=DEMO_ACCOUNT, defaults={"tier": DEMO_TIER})
-        if created:
-            self.stdout.write(f"Created sandbox account {account.name} (tier {account.tier}).")
-        self.ensure_api_key(account, env_file)
-        # Stable secrets in .env keep logins and minted tokens valid across runserver reloads.
+        # A site that does not mount the sandbox has not installed it: its SPORTS_API_KEY is the service's.
+        if apps.is_installed("sportsproxy.sandbox"):
+            from sportsproxy.sandbox.models import Account
+
+            account, created = Account.objects.get_or_create(name=DEMO_ACCOUNT, defaults={"tier": DEMO_TIER})
+            if created:
+                self.stdout.write(f"Created sandbox account {account.name} (tier {account.tier}).")
+            self.ensure_api_key(account, env_file)
+            # Stable secrets in .env keep logins and minted tokens valid across runserver reloads.
+            self.write_if_absent(env_file, "SPORTS_SANDBOX_SIGNING_KEY", secrets.token_urlsafe(48))
         self.write_if_absent(env_file, "DJANGO_SECRET_KEY", secrets.token_urlsafe(50))
-        self.write_if_absent(env_file, "SPORTS_SANDBOX_SIGNING_KEY", secrets.token_urlsafe(48))
 
     def ensure_demo_user(self) -> None:
         user_model = get_user_model()
@@ -61,6 +69,9 @@ class Command(BaseCommand):
         self.stdout.write(f"Created user {DEMO_USERNAME!r} (password: {source}).")
 
     def ensure_api_key(self, account: Account, env_file: Path) -> None:
+        from sportsproxy.sandbox.accounts.keys import KEY_PATTERN, hash_secret, issue_key, register_key
+        from sportsproxy.sandbox.models import ApiKey
+
         configured: str = settings.SPORTS_API_KEY or read_env_file(env_file).get("SPORTS_API_KEY", "")
         if not configured:
             key, secret = issue_key(account, "test")
