@@ -5,12 +5,10 @@ VENV := .venv
 PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1:8000
 
-.PHONY: demo serve test lockcheck lint typecheck format pytest jstest matrix bench lock upgrade install install-dev clean
+.PHONY: serve test lockcheck lint typecheck format pytest jstest matrix bench lock upgrade install install-dev clean
 
-demo: install
-	$(PY) manage.py migrate --no-input
-	$(PY) manage.py demo_setup
-	$(PY) manage.py runserver $(HOST)
+# The targets of this site's own apps, each in its config/<app>/make.mk.
+include $(wildcard config/*/make.mk)
 
 # Production: settings from the environment (docs/deploy.md); gunicorn for HTTP on $(HOST), and
 # uvicorn for the sandbox's WebSocket when it is mounted (config/serve.py). `check --deploy` runs before
