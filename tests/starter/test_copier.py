@@ -51,6 +51,12 @@ MAKE = shutil.which("make") or "make"
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-dev-shm-usage"]
 
 
+@pytest.fixture(autouse=True)
+def _orm_beside_playwright(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The suite's own fixtures open this process's test database; sync Playwright keeps a loop in this thread.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
 @pytest.fixture(scope="module")
 def venv_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_venv(tmp_path_factory.mktemp("venv") / "venv")
