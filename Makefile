@@ -1,11 +1,11 @@
-# The README's two commands, `make demo` and `make test`, work on a fresh machine:
+# The README's two commands work on a fresh machine:
 # each creates .venv and installs what it needs first.
 PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1:8000
 
-.PHONY: serve test lockcheck lint typecheck format pytest jstest matrix bench lock upgrade install install-dev clean
+.PHONY: serve test check lockcheck lint typecheck format pytest jstest matrix bench lock upgrade install install-dev clean
 
 # The targets of this site's own apps, each in its config/<app>/make.mk.
 include $(wildcard config/*/make.mk)
@@ -20,6 +20,10 @@ serve: install
 	HOST=$(HOST) $(PY) -m config.serve
 
 test: install-dev lockcheck lint typecheck pytest jstest matrix
+
+# The quick loop: the linters and the tests that start no server of their own (docs, settings, imports, the route).
+check: install-dev lint
+	$(VENV)/bin/pytest -q -p no:cacheprovider tests/test_settings_reference.py tests/test_spec_coverage.py tests/test_architecture.py tests/config/test_views.py tests/mintroute/test_live.py
 
 # The lock (tests/lock.py): every package, direct or transitive, pinned with its hashes. `make lock` after
 # changing a dependency in pyproject.toml: uv resolves uv.lock and exports requirements.txt (the demo's) and

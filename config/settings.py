@@ -54,7 +54,7 @@ ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhos
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 
 # This site's own apps: each package of config/ with an apps.py, so that a project generated without
-# one (docs/starter.md) needs no line changed here or in config/urls.py.
+# one (`copier copy` without the demo) needs no line changed here or in config/urls.py.
 SITE_APPS = sorted(f"config.{apps.parent.name}" for apps in (BASE_DIR / "config").glob("*/apps.py"))
 
 INSTALLED_APPS = [
