@@ -265,3 +265,16 @@ def test_with_the_sandbox_for_tests_the_pytest_plugin_serves_the_tests(
         env,
     )
     assert " passed" in output
+
+
+def test_make_check_passes_in_a_clean_clone(generated: Callable[[str], Path], venv_bin: Path, tmp_path: Path) -> None:
+    """`git clone` of a generated project, then `make check` (the linters, the quick tests) on the lock's packages."""
+    clone = tmp_path / "clone"
+    run(["git", "clone", "--quiet", str(generated("without-demo")), str(clone)], tmp_path)
+    # The shared virtualenv stands in for the one `make install-dev` would build from the same lock.
+    (clone / ".venv").symlink_to(venv_bin.parent)
+    for marker in (venv_bin / "uv", venv_bin.parent / ".installed", venv_bin.parent / ".installed-dev"):
+        marker.touch()
+    output = run([MAKE, "check"], clone, environment(clone, venv_bin))
+    assert " passed" in output
+    assert "All checks passed!" in output
