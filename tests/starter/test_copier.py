@@ -48,6 +48,7 @@ DEMO_WORDS = (
     "Drop the socket",
 )
 MAKE = shutil.which("make") or "make"
+PLUGIN_TEST = "tests/sportsproxy/test_testing.py::test_expire_token_makes_a_valid_token_expired"  # uses sports_sandbox
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-dev-shm-usage"]
 
 
@@ -117,7 +118,7 @@ def defaults_in(project: Path, venv_bin: Path) -> str:
         "from django.conf import settings as s; "
         "print(s.SPORTS_SANDBOX, 'sportsproxy.sandbox' in s.INSTALLED_APPS, s.SPORTS_TOKEN_SHARING)"
     )
-    return manage(project, environment(project, venv_bin), "shell", "-c", script).strip()
+    return manage(project, environment(project, venv_bin), "shell", "-c", script).strip().splitlines()[-1]
 
 
 def test_the_defaults_give_this_repositorys_project(generated: Callable[[str], Path]) -> None:
@@ -260,7 +261,7 @@ def test_with_the_sandbox_for_tests_the_pytest_plugin_serves_the_tests(
     project = generated("sandbox-for-tests")
     env = environment(project, venv_bin)
     output = run(
-        [str(venv_bin / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/sportsproxy/test_testing.py"],
+        [str(venv_bin / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", PLUGIN_TEST],
         project,
         env,
     )
