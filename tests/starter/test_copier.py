@@ -237,7 +237,7 @@ def test_with_the_sandbox_for_tests_the_site_never_installs_it(
 ) -> None:
     project = generated("sandbox-for-tests")
     assert defaults_in(project, venv_bin) == "False False site"
-    env = environment(project, venv_bin, SPORTS_BASE_URL="http://127.0.0.1:9", SPORTS_API_KEY="sk_test_unused")
+    env = environment(project, venv_bin, SPORTS_BASE_URL="http://127.0.0.1:9", SPORTS_API_KEY="sk_test_" + "u" * 40)
     manage(project, env, "migrate", "--no-input")
     tables = manage(
         project, env, "shell", "-c", "from django.db import connection as c; print(*c.introspection.table_names())"
