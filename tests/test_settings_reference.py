@@ -28,7 +28,7 @@ def settings_read_by_the_code() -> set[str]:
 
 
 def settings_documented() -> set[str]:
-    # The demo's own setting is on its page (docs/demo.md), absent from a project generated without it.
+    # The demo's own setting is on its own page, absent from a project generated without the demo.
     pages = [ROOT / "docs" / "settings.md", *(ROOT / "docs").glob("demo.md")]
     return {row for page in pages for row in re.findall(r"^\| `([A-Z_]+)` \|", page.read_text(), flags=re.MULTILINE)}
 

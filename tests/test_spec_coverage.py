@@ -17,8 +17,8 @@ def functions_in(path: Path) -> set[str]:
 
 
 def test_every_cited_test_exists() -> None:
-    # The demo's rows are on its own page, and those of this repository's README on docs/starter.md: a project
-    # generated without the demo has no demo.md, and none has starter.md.
+    # The demo's rows are on its own page, and those of this repository's README on the page about generating
+    # projects: a project generated without the demo has no demo.md, and none has starter.md.
     pages = [ROOT / "docs" / "spec-coverage.md", *(ROOT / "docs").glob("demo.md"), *(ROOT / "docs").glob("starter.md")]
     citations = [citation for page in pages for citation in CITATION.findall(page.read_text())]
     assert len(citations) > 100  # the pattern still reads the document
