@@ -1,23 +1,15 @@
-# The README's two commands, `make demo` and `make test`, work on a fresh machine:
+# The README's two commands work on a fresh machine:
 # each creates .venv and installs what it needs first.
 PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1:8000
 
-.PHONY: demo screenshots serve test lockcheck lint typecheck format pytest jstest matrix bench lock upgrade install install-dev clean
+.PHONY: serve test check lockcheck lint typecheck format pytest jstest matrix bench lock upgrade install install-dev clean
 
-# `make demo HOST=0.0.0.0:8080` serves elsewhere. The checks run once, in runserver, after demo_setup has
-# written the key they would otherwise warn about (migrate and demo_setup skip them).
-demo: install
-	$(PY) manage.py migrate --no-input --skip-checks
-	$(PY) manage.py demo_setup
-	$(PY) manage.py runserver $(HOST)
+# The targets of this site's own apps, each in its config/<app>/make.mk.
+include $(wildcard config/*/make.mk)
 
-# The README's pictures (docs/screenshots/), remade from the demo page as it is now: the browser test that
-# takes them at desktop and phone width (headless Chromium through Playwright) writes them there.
-screenshots: install-dev
-	DEMO_SCREENSHOT_DIR=docs/screenshots $(VENV)/bin/pytest tests/e2e/test_demo_page.py -k screenshots -q
 
 # Production: settings from the environment (docs/deploy.md); gunicorn for HTTP on $(HOST), and
 # uvicorn for the sandbox's WebSocket when it is mounted (config/serve.py). `check --deploy` runs before
@@ -29,6 +21,10 @@ serve: install
 	HOST=$(HOST) $(PY) -m config.serve
 
 test: install-dev lockcheck lint typecheck pytest jstest matrix
+
+# The quick loop: the linters and the tests that start no server of their own (docs, settings, imports, the route).
+check: install-dev lint
+	$(VENV)/bin/pytest -q -p no:cacheprovider tests/test_settings_reference.py tests/test_spec_coverage.py tests/test_architecture.py tests/config/test_views.py tests/mintroute/test_live.py
 
 # The lock (tests/lock.py): every package, direct or transitive, pinned with its hashes. `make lock` after
 # changing a dependency in pyproject.toml: uv resolves uv.lock and exports requirements.txt (the demo's) and

@@ -15,6 +15,7 @@ import environ
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.utils import get_random_secret_key
 
+from config import project
 from config.service_addresses import browser_addresses
 
 # Lets generic Django classes be written with type parameters (admin.ModelAdmin[Model]).
@@ -37,8 +38,8 @@ if ENV_FILE and Path(ENV_FILE).is_file():
 DEBUG = env.bool("DJANGO_DEBUG", default=True)
 
 # SECURITY WARNING: keep the secret key used in production secret. Without one, a
-# development run gets a random key per process (`demo_setup` writes a stable one
-# into `.env` so logins survive runserver reloads); production refuses to start.
+# development run gets a random key per process (write a stable one into `.env` so that
+# logins survive runserver reloads); production refuses to start.
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="")
 if not SECRET_KEY:
     if not DEBUG:
@@ -54,6 +55,10 @@ SILENCED_SYSTEM_CHECKS = env.list("DJANGO_SILENCED_SYSTEM_CHECKS", default=[])
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 
+# This site's own apps: each package of config/ with an apps.py, so that a project generated without
+# one (`copier copy` without the demo) needs no line changed here or in config/urls.py.
+SITE_APPS = sorted(f"config.{apps.parent.name}" for apps in (BASE_DIR / "config").glob("*/apps.py"))
+
 INSTALLED_APPS = [
     "daphne",  # first: its runserver serves HTTP and WebSocket (ASGI)
     "django.contrib.admin",
@@ -63,7 +68,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "mintroute",  # the mint route, the SDK's checks, and the browser client's static files
-    "config.demo",  # the demo page and `demo_setup`
+    *SITE_APPS,
 ]
 
 MIDDLEWARE = [
@@ -94,7 +99,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "config.demo.mode.demo_mode",  # the login page's demo hint, shown only in the demo
+                "config.context_processors.site",  # the project's name; the login page's hints
             ],
         },
     },
@@ -201,7 +206,7 @@ if env.bool("DJANGO_BEHIND_TLS_PROXY", default=False):
 
 # --- The sports-data service -------------------------------------------------------
 
-# SECURITY WARNING: the API key stays on the server. `demo_setup` writes one into `.env`.
+# SECURITY WARNING: the API key stays on the server (with the sandbox: `manage.py sandbox_key create`).
 SPORTS_API_KEY = env.str("SPORTS_API_KEY", default="")
 # During a rotation: the key being replaced, tried once when SPORTS_API_KEY is refused.
 SPORTS_API_KEY_PREVIOUS = env.str("SPORTS_API_KEY_PREVIOUS", default="")
@@ -209,18 +214,19 @@ SPORTS_API_KEY_PREVIOUS = env.str("SPORTS_API_KEY_PREVIOUS", default="")
 # Unset: the embedded sandbox answers in-process. Set: the address of the real service
 # (or of a sandbox served by another process).
 SPORTS_BASE_URL = env.str("SPORTS_BASE_URL", default="")
-# How the SDK reaches the service: "http" (SPORTS_BASE_URL) or "sandbox" (in-process).
-SPORTS_TRANSPORT = env.str("SPORTS_TRANSPORT", default="http" if SPORTS_BASE_URL else "sandbox")
-# Seconds before expiry the demo page's browser client refreshes its token (seed default 30).
+# Seconds before expiry the pages' browser client refreshes its token (seed default 30).
 SPORTS_CLIENT_REFRESH_LEEWAY = env.int("SPORTS_CLIENT_REFRESH_LEEWAY", default=30)
 SPORTS_TIMEOUT = env.str("SPORTS_TIMEOUT", default="5")  # seconds; `manage.py check` validates it
 
-# Mount the sandbox service (/sdk/v1/rpc) in this process.
-SPORTS_SANDBOX = env.bool("SPORTS_SANDBOX", default=not SPORTS_BASE_URL)
+# Mount the sandbox service (/sdk/v1/rpc) in this process. A project made with the sandbox for its tests only
+# (config/project.py) never mounts it unless told to (its tests are).
+SPORTS_SANDBOX = env.bool("SPORTS_SANDBOX", default=not SPORTS_BASE_URL and project.SANDBOX == "embedded")
 # The embedded service's app (its tables, admin pages and `sandbox_key`) only in a site that mounts it;
 # the pytest plugin (sportsproxy.testing) serves a site's tests without it.
 if SPORTS_SANDBOX:
     INSTALLED_APPS.insert(INSTALLED_APPS.index("mintroute") + 1, "sportsproxy.sandbox")
+# How the SDK reaches the service: "http" (SPORTS_BASE_URL) or "sandbox" (in-process, the sandbox mounted).
+SPORTS_TRANSPORT = env.str("SPORTS_TRANSPORT", default="sandbox" if SPORTS_SANDBOX and not SPORTS_BASE_URL else "http")
 
 # What the page's browser client calls (and its Content-Security-Policy allows). Unset: the mounted
 # sandbox at the page's own origin, or, with the sandbox not mounted, SPORTS_BASE_URL's origin.
@@ -260,7 +266,7 @@ SPORTS_TOKEN_RATE = env.str("SPORTS_TOKEN_RATE", default="10/m")
 SPORTS_TOKEN_PERMISSION = env.str("SPORTS_TOKEN_PERMISSION", default="mintroute.permissions.is_active_user")
 
 # Who shares a token: "login" (each login its own) or "site" (every caller the site's one token).
-SPORTS_TOKEN_SHARING = env.str("SPORTS_TOKEN_SHARING", default="login")
+SPORTS_TOKEN_SHARING = env.str("SPORTS_TOKEN_SHARING", default=project.TOKEN_SHARING)
 
 # SECURITY WARNING: proxies in front of Django that append to X-Forwarded-For. 0 (direct)
 # ignores the header; a higher number than reality lets clients pick their rate-limit IP.

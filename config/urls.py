@@ -1,6 +1,9 @@
-"""Top-level URLs. The sandbox service is mounted only while SPORTS_SANDBOX is on."""
+"""Top-level URLs. The sandbox service is mounted only while SPORTS_SANDBOX is on; the site's own apps
+(settings.SITE_APPS) are mounted at `/` when they have URLs."""
 
 from __future__ import annotations
+
+from importlib.util import find_spec
 
 from django.conf import settings
 from django.contrib import admin
@@ -9,7 +12,7 @@ from django.urls import URLPattern, URLResolver, include, path
 
 from config.login import throttled
 from config.unavailable import fails_politely
-from config.views import healthz
+from config.views import healthz, start_page
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("healthz", healthz, name="healthz"),
@@ -20,8 +23,12 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("accounts/logout/", fails_politely(auth_views.LogoutView.as_view()), name="logout"),
     path("admin/", admin.site.urls),
     path("", include("mintroute.urls")),
-    path("", include("config.demo.urls")),
 ]
+
+site_apps = [path("", include(f"{app}.urls")) for app in settings.SITE_APPS if find_spec(f"{app}.urls")]
+urlpatterns += site_apps
+# The product's starting page: `/`, or `/start/` while an app of the site answers `/`.
+urlpatterns.append(path("start/" if site_apps else "", start_page, name="start"))
 
 if settings.SPORTS_SANDBOX:
     urlpatterns.append(path("sdk/v1/", include("sportsproxy.sandbox.urls")))

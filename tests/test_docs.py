@@ -1,10 +1,8 @@
-"""The docs stand alone: every path they link to or cite exists in the repository, no committed file
-points at files a user of the repository does not have, and follow-a-mint.md names functions that
-exist in the files it names."""
+"""The docs stand alone: every path they link to or cite exists in the repository, and no committed file
+points at files a user of the repository does not have (follow-a-mint.md's functions: tests/test_follow_a_mint.py)."""
 
 from __future__ import annotations
 
-import ast
 import re
 import shutil
 import subprocess
@@ -153,64 +151,6 @@ def test_an_outside_reference_is_recognised() -> None:
         assert OUTSIDE_REFERENCES.search(line), line
     for line in ["sportsproxy/django/shared.py", "a seeded random generator", "the shared client"]:
         assert not OUTSIDE_REFERENCES.search(line), line
-
-
-# --- follow-a-mint.md: each row's functions are defined in its file --------------------------------
-
-FOLLOW_ROW = re.compile(r"^\| `(?P<file>[^`]+)` \| (?P<functions>[^|]+) \|", re.MULTILINE)
-
-
-def python_definitions(path: Path) -> set[str]:
-    """Every function and class of a module, plain and as `Class.method`."""
-    names: set[str] = set()
-    for node in ast.parse(path.read_text()).body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names.add(node.name)
-        if isinstance(node, ast.ClassDef):
-            for member in node.body:
-                if isinstance(member, ast.FunctionDef | ast.AsyncFunctionDef):
-                    names.update({member.name, f"{node.name}.{member.name}"})
-    return names
-
-
-def defined_in_javascript(name: str, source: str) -> bool:
-    """`function name(`, a method `name(` or `#name(`, or a property `name: (`."""
-    bare = re.escape(name)
-    definition = rf"function\s+{bare}\s*\(|^\s*(?:async\s+|static\s+)*{bare}\s*\([^)]*\)\s*\{{|\b{bare}:\s*\("
-    return re.search(definition, source, re.MULTILINE) is not None
-
-
-def undefined_functions(page: str) -> list[str]:
-    missing = []
-    for row in FOLLOW_ROW.finditer(page):
-        path = ROOT / row["file"]
-        names = re.findall(r"`([^`]+)`", row["functions"])
-        if path.suffix == ".py":
-            defined = python_definitions(path)
-            missing += [f"{row['file']}: {name}" for name in names if name not in defined]
-        else:
-            source = path.read_text()
-            missing += [f"{row['file']}: {name}" for name in names if not defined_in_javascript(name, source)]
-    return missing
-
-
-def test_follow_a_mint_names_functions_that_exist() -> None:
-    page = (ROOT / "docs" / "follow-a-mint.md").read_text()
-    assert len(FOLLOW_ROW.findall(page)) > 40  # the pattern still reads the tables
-    assert undefined_functions(page) == []
-
-
-def test_a_function_that_is_not_there_is_reported() -> None:
-    page = (
-        "| `mintroute/minting.py` | `mint_upstream`, `mint_later` | … |\n"
-        "| `mintroute/admission.py` | `TokenRequestParser.parse`, `TokenRequestParser.render` | … |\n"
-        "| `mintroute/static/sports/token-keeper.js` | `current`, `#accept`, `#forget` | … |\n"
-    )
-    assert undefined_functions(page) == [
-        "mintroute/minting.py: mint_later",
-        "mintroute/admission.py: TokenRequestParser.render",
-        "mintroute/static/sports/token-keeper.js: #forget",
-    ]
 
 
 # --- the browser client's module lists: its entry file's header and browser-client.md's table ------

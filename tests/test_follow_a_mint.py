@@ -127,3 +127,61 @@ def test_the_python_files_listed_are_those_one_mint_runs_and_imports(upstream: N
     python = {path: kind for path, kind in listed().items() if path.endswith(".py")}
     assert {path for path, kind in python.items() if kind == "runs"} == ran
     assert {path for path, kind in python.items() if kind == "only imported"} == imported | named_by_a_default
+
+
+# --- follow-a-mint.md: each row's functions are defined in its file --------------------------------
+
+FOLLOW_ROW = re.compile(r"^\| `(?P<file>[^`]+)` \| (?P<functions>[^|]+) \|", re.MULTILINE)
+
+
+def python_definitions(path: Path) -> set[str]:
+    """Every function and class of a module, plain and as `Class.method`."""
+    names: set[str] = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        if isinstance(node, ast.ClassDef):
+            for member in node.body:
+                if isinstance(member, ast.FunctionDef | ast.AsyncFunctionDef):
+                    names.update({member.name, f"{node.name}.{member.name}"})
+    return names
+
+
+def defined_in_javascript(name: str, source: str) -> bool:
+    """`function name(`, a method `name(` or `#name(`, or a property `name: (`."""
+    bare = re.escape(name)
+    definition = rf"function\s+{bare}\s*\(|^\s*(?:async\s+|static\s+)*{bare}\s*\([^)]*\)\s*\{{|\b{bare}:\s*\("
+    return re.search(definition, source, re.MULTILINE) is not None
+
+
+def undefined_functions(page: str) -> list[str]:
+    missing = []
+    for row in FOLLOW_ROW.finditer(page):
+        path = ROOT / row["file"]
+        names = re.findall(r"`([^`]+)`", row["functions"])
+        if path.suffix == ".py":
+            defined = python_definitions(path)
+            missing += [f"{row['file']}: {name}" for name in names if name not in defined]
+        else:
+            source = path.read_text()
+            missing += [f"{row['file']}: {name}" for name in names if not defined_in_javascript(name, source)]
+    return missing
+
+
+def test_follow_a_mint_names_functions_that_exist() -> None:
+    page = PAGE.read_text()
+    assert len(FOLLOW_ROW.findall(page)) > 40  # the pattern still reads the tables
+    assert undefined_functions(page) == []
+
+
+def test_a_function_that_is_not_there_is_reported() -> None:
+    page = (
+        "| `mintroute/minting.py` | `mint_upstream`, `mint_later` | … |\n"
+        "| `mintroute/admission.py` | `TokenRequestParser.parse`, `TokenRequestParser.render` | … |\n"
+        "| `mintroute/static/sports/token-keeper.js` | `current`, `#accept`, `#forget` | … |\n"
+    )
+    assert undefined_functions(page) == [
+        "mintroute/minting.py: mint_later",
+        "mintroute/admission.py: TokenRequestParser.render",
+        "mintroute/static/sports/token-keeper.js: #forget",
+    ]

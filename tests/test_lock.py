@@ -87,7 +87,7 @@ def test_every_line_of_both_exports_is_pinned_with_hashes() -> None:
 
 
 def test_make_install_refuses_a_file_whose_hash_the_lock_does_not_hold(checkout: Path) -> None:
-    """The demo's install (`make demo` runs it) checks every hash: sqlparse's altered, and it fails."""
+    """The site's install (`make install`) checks every hash: sqlparse's altered, and it fails."""
     requirements = checkout / "requirements.txt"
     altered = requirements.read_text()
     for digest in re.findall(r"--hash=sha256:([0-9a-f]{64})", entry(requirements, "sqlparse")):  # wheel and sdist

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.http import HttpRequest
 
 DEMO_USERNAME = "demo"
 DEFAULT_DEMO_PASSWORD = "demo-pass-123"  # noqa: S105 - published on purpose, for the demo only (debug on)
@@ -12,8 +11,3 @@ DEFAULT_DEMO_PASSWORD = "demo-pass-123"  # noqa: S105 - published on purpose, fo
 def is_demo() -> bool:
     """True only where the demo's conveniences (the login hint, the debug helpers) may show."""
     return bool(settings.DEBUG and settings.SPORTS_SANDBOX)
-
-
-def demo_mode(request: HttpRequest) -> dict[str, bool]:
-    """Template context processor: `demo_mode` for the login page's hint."""
-    return {"demo_mode": is_demo()}

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ImproperlyConfigured
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_POST, require_safe
 
+from config import browser_client
 from config.csp import content_security_policy
 from config.demo.mode import is_demo
 from mintroute import RouteError, enforce_rate_limit, login_of, remembered_token
@@ -22,14 +22,7 @@ from sportsproxy.service import SPORTS
 @content_security_policy
 def page(request: HttpRequest) -> HttpResponse:
     """The demo page: the browser client minting, calling and subscribing, beside a server-rendered panel."""
-    client_config = {
-        "authEndpoint": "/api/sports-token",
-        "baseUrl": settings.SPORTS_PUBLIC_BASE_URL or None,
-        "wsUrl": settings.SPORTS_PUBLIC_WS_URL or None,
-        "refreshLeewaySec": settings.SPORTS_CLIENT_REFRESH_LEEWAY,
-        "sandbox": settings.SPORTS_SANDBOX,
-        "debugHelpers": is_demo(),  # "expire my token": the demo only
-    }
+    client_config = {**browser_client.client_config(), "debugHelpers": is_demo()}  # "expire my token": the demo only
     return render(request, "demo/page.html", {"client_config": client_config, "sports": SPORTS})
 
 

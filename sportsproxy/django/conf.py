@@ -42,8 +42,9 @@ MISSING_KEY_SANDBOX = Problem(
     "sportsproxy.W001",
     "SPORTS_API_KEY",
     "SPORTS_API_KEY is not set; the mint route cannot mint until it is.",
-    "Run `python manage.py demo_setup` after `migrate`: it creates a sandbox key and writes it to .env.",
-    warning_only=True,  # so that `migrate` can run before demo_setup writes the key
+    "After `migrate`, create a sandbox key (`python manage.py sandbox_key create --account NAME`) and set "
+    "SPORTS_API_KEY to it, in the environment or .env.",
+    warning_only=True,  # so that `migrate` can run before a key exists
 )
 MISSING_KEY = Problem(
     "sportsproxy.E001",

@@ -160,18 +160,3 @@ def test_an_unreachable_store_refuses_logins_with_503(user: User, settings: Any,
     assert answer.status_code == 503
     assert answer["Retry-After"] == "5"
     assert checked == []
-
-
-HINT = re.compile(r"demo-pass-123|DEMO_PASSWORD")
-
-
-@pytest.mark.parametrize(
-    ("debug", "sandbox", "shown"),
-    [(True, True, True), (False, True, False), (True, False, False), (False, False, False)],
-    ids=["the demo", "production", "debug against a real service", "production against a real service"],
-)
-def test_the_demo_users_hint_is_shown_only_in_the_demo(settings: Any, debug: bool, sandbox: bool, shown: bool) -> None:
-    settings.DEBUG = debug
-    settings.SPORTS_SANDBOX = sandbox
-    page = Client().get("/accounts/login/").content.decode()
-    assert bool(HINT.search(page)) is shown

@@ -16,7 +16,8 @@ from sportsproxy.sandbox.accounts.keys import issue_key
 from sportsproxy.sandbox.models import Account
 from tests.asgi_server import AsgiServer
 
-PASSWORD = "demo-pass-123"
+USERNAME = "player"
+PASSWORD = "e2e-pass-123"
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-dev-shm-usage"]
 
 
@@ -50,12 +51,12 @@ def browser() -> Iterator[Browser]:
 def site_server(settings: Any, transactional_db: None) -> Iterator[AsgiServer]:
     """The project on a real socket with the shortest token life, on the real clock; a test may
     stop and start it again (on the same port)."""
-    settings.DEBUG = True  # the demo (debug on, sandbox mounted) shows its "expire my token" helper
+    settings.DEBUG = True  # debug on, sandbox mounted: the demo page (where present) shows its debug helpers
     settings.SPORTS_TOKEN_TTL = 60
     settings.SPORTS_TOKEN_RATE = "100/m"
     settings.SPORTS_API_KEY = issue_key(Account.objects.create(name="e2e", tier="growth"), "test")[1]
     settings.SPORTS_SANDBOX_EVENT_INTERVAL = 1
-    User.objects.create_user("demo", password=PASSWORD)
+    User.objects.create_user(USERNAME, password=PASSWORD)
     from config.asgi import application
 
     server = AsgiServer(application)
@@ -72,12 +73,15 @@ def site(site_server: AsgiServer) -> str:
     return site_server.url
 
 
-def log_in(page: Page, site: str) -> None:
-    page.goto(f"{site}/")
-    page.fill("#id_username", "demo")
+def log_in(page: Page, site: str, path: str = "/") -> None:
+    """Log in through the login form that `path` sends an anonymous visitor to, and come back to `path`."""
+    page.goto(f"{site}{path}")
+    if page.locator("#log-in").count():  # a page that shows visitors a link rather than sending them to log in
+        page.click("#log-in")
+    page.fill("#id_username", USERNAME)
     page.fill("#id_password", PASSWORD)
     page.click("button[type=submit]")
-    page.wait_for_url(f"{site}/")
+    page.wait_for_url(f"{site}{path}")
 
 
 def mint_reasons(page: Page) -> list[str]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.conftest import log_in, mint_reasons
+from tests.e2e.conftest import USERNAME, log_in, mint_reasons
 
 REFRESH_WAIT_MS = 45_000  # tokens live 60 s and are refreshed 30 s before expiry
 
@@ -66,12 +66,12 @@ def test_the_whole_flow_in_one_tab(browser: Browser, site: str) -> None:
 
     log_out = page.get_by_role("button", name="Log out")
     expect(log_out).to_have_count(1)  # one button of that name, in the header
-    expect(page.locator("header")).to_contain_text("demo")
+    expect(page.locator("header")).to_contain_text(USERNAME)
     log_out.click()
     expect(page.locator("#client-error")).to_contain_text("HTTP 401")
     expect(page.locator("#connection-state")).to_have_text("unauthorized")
     expect(page.locator("header")).to_contain_text("Logged out")  # the header no longer shows the user
-    expect(page.locator("header")).not_to_contain_text("demo")
+    expect(page.locator("header")).not_to_contain_text(USERNAME)
     expect(page.get_by_role("link", name="Log in")).to_have_attribute("href", "/accounts/login/?next=/")
     page.close()
 

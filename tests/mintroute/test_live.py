@@ -10,14 +10,14 @@ from django.contrib.auth.models import User
 
 
 def test_log_in_then_mint_with_the_session_cookie_and_csrf_header(live_server: Any, transactional_db: None) -> None:
-    User.objects.create_user("demo", password="demo-pass-123")
+    User.objects.create_user("player", password="live-pass-123")
     with httpx2.Client(base_url=live_server.url, timeout=10) as browser:
         login_page = browser.get("/accounts/login/")
         form_token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', login_page.text)
         assert form_token is not None
         logged_in = browser.post(
             "/accounts/login/",
-            data={"username": "demo", "password": "demo-pass-123", "csrfmiddlewaretoken": form_token.group(1)},
+            data={"username": "player", "password": "live-pass-123", "csrfmiddlewaretoken": form_token.group(1)},
         )
         assert logged_in.status_code == 302
         minted = browser.post(
@@ -34,7 +34,7 @@ def test_log_in_then_mint_with_the_session_cookie_and_csrf_header(live_server: A
         session_key = browser.cookies["sessionid"]
         again = browser.post(
             "/accounts/login/",
-            data={"username": "demo", "password": "demo-pass-123", "csrfmiddlewaretoken": again_token.group(1)},
+            data={"username": "player", "password": "live-pass-123", "csrfmiddlewaretoken": again_token.group(1)},
         )
         assert again.status_code == 302
         assert browser.cookies["sessionid"] == session_key  # Django kept the session key

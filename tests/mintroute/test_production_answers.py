@@ -24,7 +24,7 @@ from tests.upstreams import closed_port_url, fake_upstream, http_response
 
 CHECK_ID = re.compile(r"\b(?:mintroute|sportsproxy|config)\.[EW]\d{3}\b")
 DOTTED_PATH = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*){2,}\b")  # a.b.c: a module, class or setting path
-CONFIGURATION_WORDS = ("SPORTS_", "INSTALLED_APPS", "DJANGO_", "demo_setup", "manage.py", "settings")
+CONFIGURATION_WORDS = ("SPORTS_", "INSTALLED_APPS", "DJANGO_", "sandbox_key", "manage.py", "settings")
 
 
 def upstream(stack: ExitStack, settings: Any, reply: Callable[[bytes], bytes | None], **more: Any) -> None:

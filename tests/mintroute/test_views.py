@@ -300,11 +300,11 @@ def test_a_revoked_key_is_502_upstream_unauthorized(entry: Entry, site_key: str,
     assert site_key not in caplog.text
 
 
-def test_a_missing_key_is_502_upstream_unauthorized_naming_demo_setup(entry: Entry, settings: Any) -> None:
+def test_a_missing_key_is_502_upstream_unauthorized_naming_sandbox_key(entry: Entry, settings: Any) -> None:
     settings.DEBUG = True
     settings.SPORTS_API_KEY = ""
     body = assert_refusal(entry.browser().mint(), 502, "upstream_unauthorized")
-    assert "demo_setup" in body["message"]
+    assert "sandbox_key create" in body["message"]
 
 
 @pytest.mark.parametrize(

@@ -31,12 +31,12 @@ def over_http(settings: Any) -> Any:
     return settings
 
 
-def test_a_missing_key_in_sandbox_mode_is_only_a_warning_naming_demo_setup(settings: Any) -> None:
+def test_a_missing_key_in_sandbox_mode_is_only_a_warning_naming_sandbox_key(settings: Any) -> None:
     settings.SPORTS_API_KEY = ""
     settings.SPORTS_TRANSPORT = "sandbox"
     messages = check_sports_settings()
     assert [message.id for message in messages] == ["sportsproxy.W001"]
-    assert "demo_setup" in (messages[0].hint or "")
+    assert "sandbox_key create" in (messages[0].hint or "")
 
 
 def test_a_missing_key_over_http_is_an_error(over_http: Any) -> None:

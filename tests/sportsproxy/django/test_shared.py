@@ -42,9 +42,9 @@ def test_with_a_base_url_it_calls_that_service_over_http(sports_settings: Any) -
     assert client.call("auth")["tier"] == "growth"  # the tier of the sandbox's first key
 
 
-def test_a_missing_key_names_demo_setup(settings: Any) -> None:
+def test_a_missing_key_names_sandbox_key(settings: Any) -> None:
     settings.SPORTS_API_KEY = ""
-    with pytest.raises(ImproperlyConfigured, match="demo_setup"):
+    with pytest.raises(ImproperlyConfigured, match="sandbox_key create"):
         get_client()
 
 

@@ -17,7 +17,7 @@ import httpx2
 
 from tests.production.cluster import free_port
 
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
+PROJECT_ROOT = Path(__file__).resolve().parents[3]
 START_SECONDS = 60
 CHECK_ID = re.compile(r"\(([a-z_]+\.[WE]\d{3})\)")
 TEST_RUN_SETTINGS = ("DJANGO_", "SPORTS_", "DATABASE_URL", "REDIS_URL", "HOST")
