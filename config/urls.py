@@ -9,9 +9,11 @@ from django.urls import URLPattern, URLResolver, include, path
 
 from config.login import throttled
 from config.views import healthz
+from mintroute.urls import operations
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("healthz", healthz, name="healthz"),
+    *operations,  # GET /readyz and GET /metrics (docs/operations.md)
     # Every login form behind one throttle: 10 failures a minute per client IP across both.
     path("accounts/login/", throttled(auth_views.LoginView.as_view()), name="login"),
     path("admin/login/", throttled(admin.site.login)),  # before the admin's own URLs, so it is this one

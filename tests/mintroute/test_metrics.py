@@ -1,0 +1,132 @@
+"""The route's metrics (mintroute.metrics): one count per answer, made where the route decides it, under
+both entries and in both SPORTS_TOKEN_SHARING modes; tokens.create timed by result; throttled logins
+counted; nothing counted while SPORTS_METRICS is off."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.test import Client
+from prometheus_client import REGISTRY
+
+from mintroute import metrics
+from sportsproxy.sandbox.clock import ManualClock
+from tests.mintroute.entries import Entry
+from tests.mintroute.test_ridethrough import failing
+from tests.upstreams import closed_port_url
+
+REQUESTS = "sports_token_requests_total"
+UPSTREAM = "sports_token_upstream_seconds_count"
+
+
+def samples(name: str, label: str) -> dict[str, float]:
+    """The current value of every sample of `name`, by the value of its `label`."""
+    return {
+        sample.labels.get(label, ""): sample.value
+        for family in REGISTRY.collect()
+        for sample in family.samples
+        if sample.name == name
+    }
+
+
+class Delta:
+    """What `name` counted by `label` between the start of the block and `now()`."""
+
+    def __init__(self, name: str, label: str) -> None:
+        self.name, self.label = name, label
+        self.before = samples(name, label)
+
+    def now(self) -> dict[str, float]:
+        after = samples(self.name, self.label)
+        return {key: value - self.before.get(key, 0) for key, value in after.items() if value != self.before.get(key, 0)}
+
+
+@pytest.fixture
+def metrics_on(settings: Any) -> Iterator[None]:
+    settings.SPORTS_METRICS = True
+    metrics._metrics()  # the families exist, so a delta starts from their values
+    yield
+
+
+@pytest.mark.usefixtures("metrics_on")
+def test_each_answer_is_counted_once_by_its_outcome(entry: Entry, sharing: str, settings: Any, one_clock: ManualClock) -> None:
+    answers = Delta(REQUESTS, "outcome")
+    calls = Delta(UPSTREAM, "result")
+    browser = entry.browser()
+    assert browser.mint().status_code == 200  # minted
+    assert browser.mint().status_code == 200  # the same token again
+    assert entry.anonymous().mint().status_code == 401
+    assert browser.mint(csrf=False).status_code == 403
+    one_clock.advance(539)  # past half-life, 61 s left: the route mints again
+    with failing(settings, "down"):
+        assert browser.mint().status_code == 200  # ridden through
+        one_clock.advance(1)
+        assert browser.mint().status_code == 503
+    handed_out = "shared" if sharing == "site" else "reused"
+    assert answers.now() == {
+        "minted": 1,
+        handed_out: 1,
+        "not_authenticated": 1,
+        "csrf_failed": 1,
+        "ridden_through": 1,
+        "upstream_unavailable": 1,
+    }
+    assert calls.now() == {"ok": 1, "unavailable": 2}
+
+
+@pytest.mark.usefixtures("metrics_on")
+def test_a_rate_limit_store_that_fails_closed_is_counted(entry: Entry, settings: Any) -> None:
+    answers = Delta(REQUESTS, "outcome")
+    browser = entry.browser()
+    location = closed_port_url().replace("http://", "redis://")
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": location}}
+    assert browser.mint().status_code == 503
+    assert answers.now() == {"rate_limit_unavailable": 1}
+
+
+@pytest.mark.usefixtures("metrics_on")
+def test_a_refused_method_and_a_rate_limited_caller_are_counted(entry: Entry, settings: Any) -> None:
+    answers = Delta(REQUESTS, "outcome")
+    settings.SPORTS_TOKEN_RATE = "1/m"
+    browser = entry.browser()
+    assert browser.mint('{"reason": "unauthorized"}').status_code == 200
+    assert browser.mint('{"reason": "unauthorized"}').status_code == 429
+    assert browser.request("get").status_code == 405
+    assert answers.now() == {"minted": 1, "rate_limited": 1, "method_not_allowed": 1}
+
+
+def test_nothing_is_counted_while_metrics_are_off(entry: Entry, settings: Any) -> None:
+    settings.SPORTS_METRICS = False
+    answers = Delta(REQUESTS, "outcome")
+    calls = Delta(UPSTREAM, "result")
+    browser = entry.browser()
+    assert browser.mint().status_code == 200
+    assert entry.anonymous().mint().status_code == 401
+    assert answers.now() == {}
+    assert calls.now() == {}
+
+
+@pytest.mark.usefixtures("metrics_on")
+def test_a_throttled_login_is_counted() -> None:
+    throttled = Delta("sports_login_throttled_total", "")
+    for number in range(12):
+        Client(REMOTE_ADDR="203.0.113.8").post("/accounts/login/", {"username": "nobody", "password": f"g{number}"})
+    assert throttled.now() == {"": 2}  # the 11th and the 12th were refused
+
+
+def test_the_metrics_library_is_imported_only_when_metrics_are_on() -> None:
+    """A site without prometheus_client works: the module imports it lazily (the clean-process check
+    of what importing each part loads is tests/standalone/test_import_rules.py)."""
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse(Path(metrics.__file__).read_text())
+    top_level = {
+        alias.name.split(".")[0]
+        for node in tree.body
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")])
+    }
+    assert "prometheus_client" not in top_level
