@@ -4,7 +4,6 @@ counted; nothing counted while SPORTS_METRICS is off."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -40,18 +39,20 @@ class Delta:
 
     def now(self) -> dict[str, float]:
         after = samples(self.name, self.label)
-        return {key: value - self.before.get(key, 0) for key, value in after.items() if value != self.before.get(key, 0)}
+        before = self.before
+        return {key: value - before.get(key, 0) for key, value in after.items() if value != before.get(key, 0)}
 
 
 @pytest.fixture
-def metrics_on(settings: Any) -> Iterator[None]:
+def metrics_on(settings: Any) -> None:
     settings.SPORTS_METRICS = True
     metrics._metrics()  # the families exist, so a delta starts from their values
-    yield
 
 
 @pytest.mark.usefixtures("metrics_on")
-def test_each_answer_is_counted_once_by_its_outcome(entry: Entry, sharing: str, settings: Any, one_clock: ManualClock) -> None:
+def test_each_answer_is_counted_once_by_its_outcome(
+    entry: Entry, sharing: str, settings: Any, one_clock: ManualClock
+) -> None:
     answers = Delta(REQUESTS, "outcome")
     calls = Delta(UPSTREAM, "result")
     browser = entry.browser()
