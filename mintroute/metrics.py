@@ -26,11 +26,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 from mintroute import conf, reuse, sharing
@@ -50,21 +50,47 @@ class _Metrics:
     login_throttled: Any
 
 
-@cache
-def _metrics() -> _Metrics:
-    """Made on first use, in the worker (after PROMETHEUS_MULTIPROC_DIR is in its environment)."""
-    from prometheus_client import Counter, Histogram
+def make_metrics(registry: Any = None) -> _Metrics:
+    """The route's metric families, registered in `registry` (prometheus_client's default one)."""
+    from prometheus_client import REGISTRY, Counter, Histogram
 
+    into = REGISTRY if registry is None else registry
     return _Metrics(
-        requests=Counter("sports_token_requests", "Answers of POST /api/sports-token, by outcome.", ["outcome"]),
+        requests=Counter(
+            "sports_token_requests", "Answers of POST /api/sports-token, by outcome.", ["outcome"], registry=into
+        ),
         upstream=Histogram(
             "sports_token_upstream_seconds",
             "Time of the service's tokens.create, by result.",
             ["result"],
             buckets=UPSTREAM_BUCKETS,
+            registry=into,
         ),
-        login_throttled=Counter("sports_login_throttled", "Login attempts refused by the login throttle."),
+        login_throttled=Counter(
+            "sports_login_throttled", "Login attempts refused by the login throttle.", registry=into
+        ),
     )
+
+
+class Once:
+    """`make()` called once, on first use, whatever the number of threads asking at that moment: a
+    gthread worker's first requests arrive together, and a family registered twice is an error."""
+
+    def __init__(self, make: Any) -> None:
+        self._make = make
+        self._lock = threading.Lock()
+        self._made: Any = None
+
+    def __call__(self) -> Any:
+        if self._made is None:
+            with self._lock:
+                if self._made is None:
+                    self._made = self._make()
+        return self._made
+
+
+# Made on first use, in the worker (after PROMETHEUS_MULTIPROC_DIR is in its environment).
+_metrics: Callable[[], _Metrics] = Once(make_metrics)
 
 
 def enabled() -> bool:

@@ -131,3 +131,39 @@ def test_the_metrics_library_is_imported_only_when_metrics_are_on() -> None:
         for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")])
     }
     assert "prometheus_client" not in top_level
+
+
+def test_the_families_are_made_once_when_many_threads_ask_at_once() -> None:
+    """A gthread worker's first requests count at the same moment (found by `make bench`: with a plain
+    cache, two threads registered the families twice, and the worker counted nothing after)."""
+    import threading
+    import time
+
+    from prometheus_client import CollectorRegistry
+
+    registry = CollectorRegistry()
+    made: list[object] = []
+
+    def make() -> object:
+        time.sleep(0.05)  # a window for the other threads
+        made.append(metrics.make_metrics(registry))
+        return made[-1]
+
+    first_use = metrics.Once(make)
+    together = threading.Barrier(8)
+    errors: list[BaseException] = []
+
+    def ask() -> None:
+        together.wait(timeout=10)
+        try:
+            first_use()
+        except Exception as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=10)
+    assert errors == []
+    assert len(made) == 1
