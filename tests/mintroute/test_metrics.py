@@ -167,3 +167,31 @@ def test_the_families_are_made_once_when_many_threads_ask_at_once() -> None:
         thread.join(timeout=10)
     assert errors == []
     assert len(made) == 1
+
+
+@pytest.mark.django_db(transaction=True)  # the callers' threads see the users
+@pytest.mark.usefixtures("metrics_on")
+def test_site_mode_counts_the_one_mint_and_the_callers_it_served(settings: Any) -> None:
+    """Eight callers at once: one mints in the single flight; the others are handed its token, whether
+    they waited on the flight or came after it landed."""
+    import threading
+
+    from tests.mintroute.conftest import logged_in_browser, post_token
+
+    settings.SPORTS_TOKEN_SHARING = "site"
+    answers = Delta(REQUESTS, "outcome")
+    browsers = [logged_in_browser(f"user{n}", REMOTE_ADDR=f"10.0.0.{n}") for n in range(8)]
+    together = threading.Barrier(len(browsers))
+    statuses: list[int] = []
+
+    def call(browser: Client) -> None:
+        together.wait(timeout=10)
+        statuses.append(post_token(browser).status_code)
+
+    threads = [threading.Thread(target=call, args=(browser,)) for browser in browsers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert statuses == [200] * 8
+    assert answers.now() == {"minted": 1, "shared": 7}
