@@ -7,6 +7,7 @@ service on the event loop with the SDK's async client, so no thread is held whil
 
 In "site" mode (SPORTS_TOKEN_SHARING) the mint is the site's single flight (mintroute.sharing); in
 both modes a mint that fails on the service's side may ride through (mintroute.ridethrough).
+Each answer is counted once, by its outcome, where the entry decides it (mintroute.metrics).
 """
 
 from __future__ import annotations
