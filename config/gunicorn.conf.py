@@ -2,6 +2,8 @@
 
 Everything comes from the environment: `HOST` (127.0.0.1:8000), `WEB_CONCURRENCY` (one worker
 process per core), `WEB_THREADS` (threads per worker), `FORWARDED_ALLOW_IPS` (the proxy in front).
+With metrics on, config/serve.py sets PROMETHEUS_MULTIPROC_DIR, and `child_exit` tells
+prometheus_client that a worker is gone, as the library's multiprocess mode asks.
 """
 
 import os
@@ -33,3 +35,11 @@ def post_worker_init(worker: object) -> None:
     from django.urls import get_resolver
 
     get_resolver().url_patterns  # noqa: B018 - the property imports the URLconf
+
+
+def child_exit(server: object, worker: object) -> None:
+    """A worker exited (stopped, restarted or killed): its live gauges go; its counts stay and still add up."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(worker.pid)  # type: ignore[attr-defined,no-untyped-call]

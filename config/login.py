@@ -25,6 +25,7 @@ from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 from django_ratelimit.core import get_usage
 
+from mintroute import metrics
 from mintroute.ratelimits import client_ip
 
 logger = logging.getLogger(__name__)
@@ -53,6 +54,7 @@ def throttled(view: LoginView) -> LoginView:
         if attempts["count"] - successes["count"] > attempts["limit"]:
             wait = max(1, int(attempts["time_left"]) + 1)  # the window still holds at its last second
             message = f"Too many failed logins from your address. Try again in {wait} s."
+            metrics.count_login_throttled()
             return _refused(view, request, message, status=429, wait=wait, args=args, kwargs=kwargs)
         setattr(request, COUNTED, True)
         return view(request, *args, **kwargs)

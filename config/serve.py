@@ -6,6 +6,10 @@
   processes. The page learns the address from `SPORTS_PUBLIC_WS_URL`, which is set for it when
   the environment does not.
 
+With SPORTS_METRICS on, the workers count in prometheus_client's multiprocess mode: a folder for
+their files (PROMETHEUS_MULTIPROC_DIR, or a new private one) is emptied before they start, so counts
+start from zero with each start, and the new folder is removed after they stop.
+
 Before either starts, the deploy checks run (`manage.py check --deploy`): any error, such as
 a per-process rate-limit cache or a weak secret, refuses the start with its id and its fix.
 The two run side by side; SIGTERM or SIGINT stops both, and either one ending stops the other.
@@ -14,9 +18,11 @@ The two run side by side; SIGTERM or SIGINT stops both, and either one ending st
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from types import FrameType
@@ -53,6 +59,21 @@ def socket_command(address: str, environment: dict[str, str]) -> list[str]:
     command += ["--ws-max-size", str(MAX_MESSAGE_BYTES)]
     command += ["--timeout-graceful-shutdown", "5", "--log-level", "warning"]
     return command
+
+
+MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"  # prometheus_client's variable (mintroute/metrics.py)
+
+
+def metrics_folder(environment: dict[str, str]) -> tuple[Path, bool]:
+    """The workers' metrics folder, emptied, and whether this start made it (and removes it after)."""
+    named = environment.get(MULTIPROCESS_DIR)
+    if not named:
+        return Path(tempfile.mkdtemp(prefix="sports-metrics-")), True  # mode 0700
+    folder = Path(named)
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for stale in folder.glob("*.db"):  # the last run's counts: a new start counts from zero
+        stale.unlink()
+    return folder, False
 
 
 def plan(environment: dict[str, str], sandbox: bool) -> list[tuple[list[str], dict[str, str]]]:
@@ -122,7 +143,16 @@ def main(arguments: list[str]) -> None:
         return
     from django.conf import settings
 
-    sys.exit(run(plan(dict(os.environ), sandbox=bool(settings.SPORTS_SANDBOX))))
+    environment = dict(os.environ)
+    if not settings.SPORTS_METRICS:
+        sys.exit(run(plan(environment, sandbox=bool(settings.SPORTS_SANDBOX))))
+    folder, made = metrics_folder(environment)
+    try:
+        code = run(plan({**environment, MULTIPROCESS_DIR: str(folder)}, sandbox=bool(settings.SPORTS_SANDBOX)))
+    finally:
+        if made:
+            shutil.rmtree(folder, ignore_errors=True)
+    sys.exit(code)
 
 
 if __name__ == "__main__":

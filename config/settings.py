@@ -195,7 +195,7 @@ X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_SECURE = env.bool("DJANGO_SECURE_COOKIES", default=not DEBUG)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=not DEBUG)
-SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # load balancers probe over plain HTTP
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]  # probes and scrapes come over plain HTTP
 SECURE_HSTS_SECONDS = env.int("DJANGO_SECURE_HSTS_SECONDS", default=0 if DEBUG else 31536000)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", default=not DEBUG)
 SECURE_HSTS_PRELOAD = env.bool("DJANGO_SECURE_HSTS_PRELOAD", default=not DEBUG)
@@ -271,6 +271,16 @@ SPORTS_TOKEN_SHARING = env.str("SPORTS_TOKEN_SHARING", default=project.TOKEN_SHA
 # SECURITY WARNING: proxies in front of Django that append to X-Forwarded-For. 0 (direct)
 # ignores the header; a higher number than reality lets clients pick their rate-limit IP.
 SPORTS_TRUSTED_PROXY_COUNT = env.int("SPORTS_TRUSTED_PROXY_COUNT", default=0)
+
+
+# --- Operating it: GET /readyz and GET /metrics (docs/operations.md) -------------------
+
+# Count the route's answers and serve them at /metrics for Prometheus (off: /metrics is 404).
+SPORTS_METRICS = env.bool("SPORTS_METRICS", default=False)
+# Addresses or CIDR networks that may read /metrics (comma-separated); default loopback.
+SPORTS_METRICS_ALLOW = env.list("SPORTS_METRICS_ALLOW", default=["127.0.0.0/8", "::1"])
+# SECURITY WARNING: a bearer token that reads /metrics from any address; empty for none.
+SPORTS_METRICS_TOKEN = env.str("SPORTS_METRICS_TOKEN", default="")
 
 
 # Error reports hide API keys and tokens, in request headers and in local variables too.

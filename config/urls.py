@@ -13,9 +13,11 @@ from django.urls import URLPattern, URLResolver, include, path
 from config.login import throttled
 from config.unavailable import fails_politely
 from config.views import healthz, start_page
+from mintroute.urls import operations
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("healthz", healthz, name="healthz"),
+    *operations,  # GET /readyz and GET /metrics (docs/operations.md)
     # Every login form behind one throttle: 10 failures a minute per client IP across both; each
     # login page answers 503 (never a 500) while the database or the cache it needs is unreachable.
     path("accounts/login/", fails_politely(throttled(auth_views.LoginView.as_view())), name="login"),

@@ -13,6 +13,8 @@ It also ships the browser client as static files: `{% static "sports/sports-clie
     mintroute/minting.py    tokens.create upstream, and its failures as the route's answers
     mintroute/reuse.py      the token remembered for one login (a signed cookie)
     mintroute/conf.py       the settings and their problems (checks.py reports them)
+    mintroute/readiness.py  GET /readyz's checks; metrics.py, the counts GET /metrics serves;
+                            operations.py, those two views (`mintroute.urls.operations`)
 
 The names below are the route's public surface for your own views (loaded on first use, so that
 importing the package loads nothing else).

@@ -113,3 +113,9 @@ def check_secret_key_is_strong(app_configs: Any = None, **kwargs: Any) -> list[C
             id="mintroute.E007",
         )
     ]
+
+
+@register("mintroute")
+def check_operations_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """mintroute.E020, E021: the settings of /metrics (docs/operations.md)."""
+    return [problem.as_check_message() for problem in conf.operations_problems()]

@@ -9,7 +9,9 @@ docs/settings.md is the reference for every setting of the project.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import inspect
+import ipaddress
 from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
@@ -207,3 +209,57 @@ READERS = (token_ttl, token_rate, permission, trusted_proxy_count, authenticatio
 def problems() -> list[Problem]:
     """Every wrong setting of the route, in the order of READERS."""
     return problems_of(READERS)
+
+
+# --- Operating the route: /metrics (mintroute.metrics) ---------------------------------------------
+
+DEFAULT_METRICS_ALLOW = ("127.0.0.0/8", "::1")  # loopback: a Prometheus on the same machine
+METRICS_EXTRA = "sports-token-starter[metrics]"
+
+METRICS_ALLOW = Problem(
+    "mintroute.E020",
+    "SPORTS_METRICS_ALLOW",
+    "SPORTS_METRICS_ALLOW must be a list of IP addresses or CIDR networks.",
+    'For example ["127.0.0.0/8", "::1", "10.0.0.0/8"] (the default is the loopback networks).',
+)
+METRICS_LIBRARY = Problem(
+    "mintroute.E021",
+    "SPORTS_METRICS",
+    "SPORTS_METRICS is on, but prometheus_client is not installed, so /metrics cannot answer.",
+    f'Install the metrics extra (pip install "{METRICS_EXTRA}", or prometheus-client), or turn SPORTS_METRICS off.',
+)
+
+
+def metrics_enabled() -> bool:
+    """SPORTS_METRICS: count the route's answers and serve them at /metrics (off by default)."""
+    if not getattr(settings, "SPORTS_METRICS", False):
+        return False
+    if importlib.util.find_spec("prometheus_client") is None:
+        raise SettingsError(METRICS_LIBRARY)
+    return True
+
+
+def metrics_allow() -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    """SPORTS_METRICS_ALLOW: the networks whose addresses may read /metrics without the token."""
+    raw = getattr(settings, "SPORTS_METRICS_ALLOW", DEFAULT_METRICS_ALLOW)
+    if isinstance(raw, str):
+        raw = [each for each in raw.split(",") if each.strip()]
+    if not isinstance(raw, Sequence) or not all(isinstance(each, str) for each in raw):
+        raise SettingsError(METRICS_ALLOW)
+    try:
+        return tuple(ipaddress.ip_network(each.strip(), strict=False) for each in raw)
+    except ValueError:
+        raise SettingsError(METRICS_ALLOW) from None
+
+
+def metrics_token() -> str:
+    """SPORTS_METRICS_TOKEN: a bearer token that reads /metrics from any address ("" for none)."""
+    return str(getattr(settings, "SPORTS_METRICS_TOKEN", "") or "")
+
+
+OPERATIONS_READERS = (metrics_enabled, metrics_allow)
+
+
+def operations_problems() -> list[Problem]:
+    """What is wrong with the settings of /metrics (checked apart from the route's own READERS)."""
+    return problems_of(OPERATIONS_READERS)

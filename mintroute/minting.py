@@ -14,6 +14,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.views.decorators.debug import sensitive_variables
 
 from mintroute.errors import RouteError, for_caller, misconfigured
+from mintroute.metrics import upstream_call
 from sportsproxy.django.shared import (
     get_async_client,
     get_client,
@@ -41,13 +42,16 @@ def mint_upstream(ttl: int) -> TokenResponse:
     """A new token of `ttl` seconds; RouteError when the service or the settings cannot give one."""
     try:
         try:
-            return get_client().tokens.create(ttl=ttl)
+            client = get_client()
+            with upstream_call():
+                return client.tokens.create(ttl=ttl)
         except UnauthorizedError:
             previous = get_previous_client()
             if previous is None:
                 raise
             _log_rotation()
-            return previous.tokens.create(ttl=ttl)
+            with upstream_call():
+                return previous.tokens.create(ttl=ttl)
     except ImproperlyConfigured as error:
         raise misconfigured(error) from None
     except SportsError as error:
@@ -61,13 +65,16 @@ async def amint_upstream(ttl: int) -> TokenResponse:
     """mint_upstream's async twin, on the running loop's client: no thread waits for the service."""
     try:
         try:
-            return await get_async_client().tokens.create(ttl=ttl)
+            client = get_async_client()
+            with upstream_call():
+                return await client.tokens.create(ttl=ttl)
         except UnauthorizedError:
             previous = get_previous_async_client()
             if previous is None:
                 raise
             _log_rotation()
-            return await previous.tokens.create(ttl=ttl)
+            with upstream_call():
+                return await previous.tokens.create(ttl=ttl)
     except ImproperlyConfigured as error:
         raise misconfigured(error) from None
     except SportsError as error:

@@ -126,3 +126,16 @@ def _forwarded_for(request: HttpRequest, trusted_proxies: int) -> str | None:
     if len(hops) < trusted_proxies:
         return None
     return hops[-trusted_proxies]
+
+
+def client_address(request: HttpRequest) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The client's own address, not grouped as the limits group it (an IPv4 address carried in IPv6
+    as itself): the forwarded one behind trusted proxies, else the peer's; None when unparsable."""
+    address = _forwarded_for(request, conf.trusted_proxy_count()) or str(request.META.get("REMOTE_ADDR", ""))
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        return None
+    if isinstance(parsed, ipaddress.IPv6Address):
+        return ipv4_inside(parsed) or parsed
+    return parsed

@@ -1,13 +1,19 @@
-"""The route's URL: `path("", include("mintroute.urls"))` in the site's URLconf."""
+"""The route's URL: `path("", include("mintroute.urls"))` in the site's URLconf.
+
+`operations` holds the URLs for whoever runs the site, `GET /readyz` and `GET /metrics`
+(docs/operations.md): a site adds them on purpose (`*operations` in its urlpatterns), so that
+including the route never shadows a `/metrics` the site already serves.
+"""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any
 
-from django.urls import ResolverMatch, URLPattern
+from django.urls import ResolverMatch, URLPattern, path
 from django.urls.resolvers import RoutePattern
 
+from mintroute.operations import metrics_view, readyz
 from mintroute.views import sports_token, sports_token_async
 
 app_name = "mintroute"
@@ -49,3 +55,5 @@ def _on_event_loop() -> bool:
 
 
 urlpatterns = [SyncOrAsyncPattern("api/sports-token", sports_token, sports_token_async, name="sports-token")]
+
+operations = [path("readyz", readyz, name="readyz"), path("metrics", metrics_view, name="metrics")]

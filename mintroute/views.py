@@ -7,6 +7,7 @@ service on the event loop with the SDK's async client, so no thread is held whil
 
 In "site" mode (SPORTS_TOKEN_SHARING) the mint is the site's single flight (mintroute.sharing); in
 both modes a mint that fails on the service's side may ride through (mintroute.ridethrough).
+Each answer is counted once, by its outcome, where the entry decides it (mintroute.metrics).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from mintroute.admission import Admission, admit
 from mintroute.errors import RouteError, no_store
+from mintroute.metrics import count
 from mintroute.middleware import route_view
 from mintroute.minting import amint_upstream, mint_upstream
 from mintroute.reuse import remember
@@ -42,13 +44,19 @@ def sports_token(request: HttpRequest) -> HttpResponse:
     try:
         admission = admit(request)
         if admission.reusable is not None:
+            count(handed_out(admission))
             return token_answer(admission.reusable)
+        own = OwnMint()
         try:
-            minted = _mint(admission)
+            minted = _mint(admission, own)
         except RouteError as refusal:
-            return token_answer(ride_through(refusal, request, admission))
+            held = ride_through(refusal, request, admission)
+            count("ridden_through")
+            return token_answer(held)
     except RouteError as refusal:
+        count(refusal.error_code)
         return refusal.as_response()
+    count(own.outcome)
     return token_answer(minted, admission)
 
 
@@ -61,28 +69,50 @@ async def sports_token_async(request: HttpRequest) -> HttpResponse:
     try:
         admission = await sync_to_async(admit)(request)
         if admission.reusable is not None:
+            count(handed_out(admission))
             return token_answer(admission.reusable)
+        own = OwnMint()
         try:
-            minted = await _amint(admission)
+            minted = await _amint(admission, own)
         except RouteError as refusal:
-            return token_answer(await sync_to_async(ride_through)(refusal, request, admission))
+            held = await sync_to_async(ride_through)(refusal, request, admission)
+            count("ridden_through")
+            return token_answer(held)
     except RouteError as refusal:
+        count(refusal.error_code)
         return refusal.as_response()
+    count(own.outcome)
     return token_answer(minted, admission)
 
 
-def _mint(admission: Admission) -> dict[str, str]:
+class OwnMint:
+    """Whether this caller's own mint made its answer: "minted"; else, in "site" mode, the flight
+    handed it the site's token that another caller minted: "shared"."""
+
+    outcome = "shared"
+
+    def done(self, body: dict[str, str]) -> dict[str, str]:
+        self.outcome = "minted"
+        return body
+
+
+def handed_out(admission: Admission) -> str:
+    """The outcome of an answer that needed no mint: the site's token, or this login's again."""
+    return "shared" if admission.shared else "reused"
+
+
+def _mint(admission: Admission, own: OwnMint) -> dict[str, str]:
     """A new token: this caller's ("login" mode), or the site's through its single flight."""
     if admission.shared:
-        return site_token(admission.ttl, admission.reason, lambda: mint_upstream(admission.ttl).as_json())
-    return mint_upstream(admission.ttl).as_json()
+        return site_token(admission.ttl, admission.reason, lambda: own.done(mint_upstream(admission.ttl).as_json()))
+    return own.done(mint_upstream(admission.ttl).as_json())
 
 
-async def _amint(admission: Admission) -> dict[str, str]:
+async def _amint(admission: Admission, own: OwnMint) -> dict[str, str]:
     """_mint's async twin."""
 
     async def mint() -> dict[str, str]:
-        return (await amint_upstream(admission.ttl)).as_json()
+        return own.done((await amint_upstream(admission.ttl)).as_json())
 
     if admission.shared:
         return await asite_token(admission.ttl, admission.reason, mint)

@@ -29,7 +29,7 @@ import httpx2
 
 from config import serve
 from tests import slow_upstream
-from tests.bench import asgi, realtime, sharing, wrk
+from tests.bench import asgi, operating, realtime, sharing, wrk
 
 ROOT = Path(__file__).resolve().parents[2]
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -631,6 +631,10 @@ class Bench:
             all(value < 10 for value in growth.values()),
         )
 
+    def metrics_cost(self) -> None:
+        """Issue 36's row: see tests/bench/operating.py."""
+        operating.metrics_on_versus_off(self)
+
     def token_sharing(self) -> None:
         """Issue 29's rows: see tests/bench/sharing.py."""
         for row in sharing.rows():
@@ -674,6 +678,7 @@ def main() -> None:
         bench.browser_client,
         bench.soak,
         bench.token_sharing,
+        bench.metrics_cost,
     ]
     names = [measure.__name__ for measure in measures]
     chosen = [name for name in os.environ.get("BENCH_ONLY", "").split(",") if name] or names

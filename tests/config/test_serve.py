@@ -61,3 +61,20 @@ def test_sigterm_stops_both_servers_and_exits_0() -> None:
     launcher.send_signal(signal.SIGTERM)
     assert launcher.wait(timeout=serve.STOP_SECONDS + 5) == 0
     assert not any(Path(f"/proc/{pid}").exists() for pid in children)  # stopped and reaped
+
+
+def test_the_metrics_folder_is_made_private_or_emptied_of_the_last_runs_counts(tmp_path: Path) -> None:
+    made, ours = serve.metrics_folder({})
+    try:
+        assert ours
+        assert made.is_dir()
+        assert made.stat().st_mode & 0o077 == 0
+    finally:
+        made.rmdir()
+    named = tmp_path / "multiproc"
+    named.mkdir()
+    (named / "counter_4242.db").write_bytes(b"an earlier run's counts")
+    (named / "notes.txt").write_text("not prometheus_client's")
+    folder, ours = serve.metrics_folder({"PROMETHEUS_MULTIPROC_DIR": str(named)})
+    assert (folder, ours) == (named, False)  # the operator's folder stays after the run
+    assert sorted(path.name for path in named.iterdir()) == ["notes.txt"]

@@ -105,6 +105,7 @@ class Cluster:
             "DJANGO_LOG_LEVEL": "WARNING",
             **overrides,
         }
+        self.workers = 1  # gunicorn worker processes per node
         self.processes: list[subprocess.Popen[bytes]] = []  # one config.serve launcher per node
         self.urls: list[str] = []  # each node's HTTP
         self.ws_urls: list[str] = []  # each node's sandbox WebSocket
@@ -132,7 +133,7 @@ class Cluster:
             "SPORTS_SANDBOX_EVENTS": "1" if events else "0",
             "HOST": f"127.0.0.1:{port}",
             "SPORTS_SANDBOX_WS_HOST": f"127.0.0.1:{ws_port}",
-            "WEB_CONCURRENCY": "1",  # one worker per node: two nodes are the two processes
+            "WEB_CONCURRENCY": str(self.workers),  # one by default: two nodes are the two processes
         }
         command = [sys.executable, "-m", "config.serve"]
         process = subprocess.Popen(command, cwd=PROJECT_ROOT, env=environment)  # noqa: S603 - fixed command

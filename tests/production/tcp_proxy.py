@@ -2,6 +2,8 @@
 
 `cut()` stops listening and resets every open connection (the database is unreachable: new
 connections are refused, open ones break); `restore()` listens again on the same port.
+`silence()` keeps listening but forwards nothing: a new connection is accepted and never answered
+(a database that hangs), until `restore()`.
 """
 
 from __future__ import annotations
@@ -24,9 +26,15 @@ class TcpProxy:
         self._stop = threading.Event()
         self._listener: socket.socket | None = None
         self._acceptor: threading.Thread | None = None
+        self._silent = threading.Event()
+
+    def silence(self) -> None:
+        """Accept new connections and never answer them (open ones keep forwarding)."""
+        self._silent.set()
 
     def restore(self) -> None:
         """Listen (again) on `self.port` and forward every connection to the target."""
+        self._silent.clear()
         if self._listener is not None:
             return
         self._stop.clear()
@@ -62,6 +70,10 @@ class TcpProxy:
                 continue
             except OSError:
                 return
+            if self._silent.is_set():
+                with self._lock:
+                    self._sockets.add(client)  # held open, never read or answered; closed by cut()
+                continue
             try:
                 server = socket.create_connection(self.target, timeout=5)
             except OSError:

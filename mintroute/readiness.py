@@ -1,0 +1,174 @@
+"""Readiness: whether this process can mint now. `GET /readyz` (mintroute.operations) asks it.
+
+Three checks, each the dependency the route needs: `database` (authentication reads it), `cache`
+(the rate limits count there; checked when it is Redis: a per-process cache cannot be down) and
+`service` (a plain GET of SPORTS_BASE_URL's origin: any HTTP answer below 500 is an answer; asked
+at most once per SERVICE_INTERVAL per process, so a fleet of probes never becomes load on it).
+Each state is one word: `ok`, `unavailable` (refused, failed, or answered 5xx) or `timeout` (no
+answer within the bound); never a host name, a secret or a traceback: the detail goes to the log,
+once per change of state.
+
+Whatever hangs beneath (a frozen Redis, a database that accepts and never answers, a silent
+service), the report is ready within CHECK_SECONDS: every check runs in a thread of its own, all at
+once, and a check still running at the deadline is `timeout`. A check runs at most once at a time
+per process: a probe that finds it still running waits for that run instead of starting another,
+so a hung dependency never piles up threads. Each run is bounded on its own too (connection
+timeouts), so it ends soon after.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import httpx2
+from django.conf import settings
+from django.core.cache import caches
+from django.db import DEFAULT_DB_ALIAS, connections
+
+from sportsproxy.django import conf as sdk_conf
+
+logger = logging.getLogger(__name__)
+
+CHECK_SECONDS = 1.5  # every check together: /readyz answers within 2 s, whatever hangs beneath
+CONNECT_SECONDS = 2  # each run's own bound (libpq's connect_timeout takes whole seconds, 2 at least)
+SERVICE_SECONDS = 1.0  # the GET of the service's origin, per phase (connect, read)
+SERVICE_INTERVAL = 10.0  # the service is asked at most once per this many seconds per process
+RETRY_AFTER_SECONDS = 5
+
+OK, UNAVAILABLE, TIMEOUT = "ok", "unavailable", "timeout"
+
+monotonic: Callable[[], float] = time.monotonic  # replaced by tests to move the interval's clock
+
+
+@dataclass
+class _Run:
+    """One run of a check, in its own thread."""
+
+    started: float
+    done: threading.Event = field(default_factory=threading.Event)
+    state: str = TIMEOUT
+
+
+class Check:
+    """One dependency's probe: at most one run at a time; a new run only after `interval` seconds."""
+
+    def __init__(self, name: str, probe: Callable[[], None], interval: float = 0.0) -> None:
+        self.name = name
+        self.probe = probe  # returns when the dependency answered; raises otherwise
+        self.interval = interval
+        self._lock = threading.Lock()
+        self._run: _Run | None = None
+        self._reported = OK
+
+    def begin(self) -> _Run:
+        """The run this probe reads: the one in flight, a recent one (within `interval`), or a new one."""
+        with self._lock:
+            now = monotonic()
+            current = self._run
+            if current is None or (current.done.is_set() and now - current.started >= self.interval):
+                current = self._run = _Run(started=now)
+                threading.Thread(target=self._execute, args=(current,), name=f"readyz-{self.name}", daemon=True).start()
+            return current
+
+    def _execute(self, run: _Run) -> None:
+        try:
+            self.probe()
+        except TimeoutError as error:
+            self._note(TIMEOUT, error)
+            run.state = TIMEOUT
+        except Exception as error:
+            said = f"{type(error).__name__} {error}".lower()
+            state = TIMEOUT if "timeout" in said or "timed out" in said else UNAVAILABLE
+            self._note(state, error)
+            run.state = state
+        else:
+            self._note(OK, None)
+            run.state = OK
+        finally:
+            run.done.set()
+
+    def _note(self, state: str, error: BaseException | None) -> None:
+        """Log a change of state (a probe every few seconds would otherwise repeat the same line)."""
+        if state == self._reported:
+            return
+        self._reported = state
+        if error is None:
+            logger.warning("Readiness: %s answers again", self.name)
+        else:
+            logger.warning("Readiness: %s is %s (%s: %s)", self.name, state, type(error).__name__, error)
+
+
+def state_of(run: _Run, deadline: float) -> str:
+    """The run's state, or `timeout` if it has not ended by `deadline`."""
+    return run.state if run.done.wait(max(0.0, deadline - monotonic())) else TIMEOUT
+
+
+# --- The probes -----------------------------------------------------------------------------------
+
+
+def probe_database() -> None:
+    """A new connection of the site's default database (bounded in its connecting), then SELECT 1."""
+    connection = connections.create_connection(DEFAULT_DB_ALIAS)
+    if connection.vendor in ("postgresql", "mysql"):
+        options = connection.settings_dict.get("OPTIONS") or {}
+        bound = min(int(options.get("connect_timeout") or CONNECT_SECONDS), CONNECT_SECONDS)
+        connection.settings_dict = {**connection.settings_dict, "OPTIONS": {**options, "connect_timeout": bound}}
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+    finally:
+        connection.close()
+
+
+def redis_location() -> str | None:
+    """The address of the cache the rate limits count in, when that cache is Redis; else None."""
+    alias = getattr(settings, "RATELIMIT_USE_CACHE", "default")
+    if alias not in settings.CACHES or "redis" not in type(caches[alias]).__module__.lower():
+        return None
+    location = settings.CACHES[alias].get("LOCATION") or ""
+    first = location[0] if isinstance(location, list | tuple) else str(location).split(",")[0]
+    return str(first).strip() or None
+
+
+def probe_cache() -> None:
+    """PING on a connection of its own, bounded: the site's cache may wait longer on a frozen Redis."""
+    import redis
+
+    location = redis_location()
+    if location is None:
+        return
+    client = redis.Redis.from_url(location, socket_connect_timeout=CONNECT_SECONDS, socket_timeout=CONNECT_SECONDS)
+    try:
+        client.ping()
+    finally:
+        client.close()
+
+
+def probe_service() -> None:
+    """A GET of the service's origin; any HTTP answer below 500 says it answers. The embedded sandbox
+    (an in-process transport) is this process itself: it answers while the database does."""
+    if sdk_conf.transport() != "http":
+        return
+    origin = sdk_conf.base_url().rstrip("/") + "/"
+    answer = httpx2.get(origin, timeout=SERVICE_SECONDS, follow_redirects=False)
+    if answer.status_code >= 500:
+        raise ConnectionError(f"the service answered {answer.status_code}")
+
+
+DATABASE = Check("database", probe_database)
+CACHE = Check("cache", probe_cache)
+SERVICE = Check("service", probe_service, interval=SERVICE_INTERVAL)
+
+
+def readiness() -> tuple[bool, dict[str, str]]:
+    """Whether every dependency answers, and each check's state by name."""
+    deadline = monotonic() + CHECK_SECONDS
+    checks = [DATABASE, *((CACHE,) if redis_location() else ()), SERVICE]
+    runs = {check.name: check.begin() for check in checks}  # all at once
+    states = {name: state_of(run, deadline) for name, run in runs.items()}
+    return all(state == OK for state in states.values()), states

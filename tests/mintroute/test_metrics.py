@@ -1,0 +1,197 @@
+"""The route's metrics (mintroute.metrics): one count per answer, made where the route decides it, under
+both entries and in both SPORTS_TOKEN_SHARING modes; tokens.create timed by result; throttled logins
+counted; nothing counted while SPORTS_METRICS is off."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+from prometheus_client import REGISTRY
+
+from mintroute import metrics
+from sportsproxy.sandbox.clock import ManualClock
+from tests.mintroute.entries import Entry
+from tests.mintroute.test_ridethrough import failing
+from tests.upstreams import closed_port_url
+
+REQUESTS = "sports_token_requests_total"
+UPSTREAM = "sports_token_upstream_seconds_count"
+
+
+def samples(name: str, label: str) -> dict[str, float]:
+    """The current value of every sample of `name`, by the value of its `label`."""
+    return {
+        sample.labels.get(label, ""): sample.value
+        for family in REGISTRY.collect()
+        for sample in family.samples
+        if sample.name == name
+    }
+
+
+class Delta:
+    """What `name` counted by `label` between the start of the block and `now()`."""
+
+    def __init__(self, name: str, label: str) -> None:
+        self.name, self.label = name, label
+        self.before = samples(name, label)
+
+    def now(self) -> dict[str, float]:
+        after = samples(self.name, self.label)
+        before = self.before
+        return {key: value - before.get(key, 0) for key, value in after.items() if value != before.get(key, 0)}
+
+
+@pytest.fixture
+def metrics_on(settings: Any) -> None:
+    settings.SPORTS_METRICS = True
+    metrics._metrics()  # the families exist, so a delta starts from their values
+
+
+@pytest.mark.usefixtures("metrics_on")
+def test_each_answer_is_counted_once_by_its_outcome(
+    entry: Entry, sharing: str, settings: Any, one_clock: ManualClock
+) -> None:
+    answers = Delta(REQUESTS, "outcome")
+    calls = Delta(UPSTREAM, "result")
+    browser = entry.browser()
+    assert browser.mint().status_code == 200  # minted
+    assert browser.mint().status_code == 200  # the same token again
+    assert entry.anonymous().mint().status_code == 401
+    assert browser.mint(csrf=False).status_code == 403
+    one_clock.advance(539)  # past half-life, 61 s left: the route mints again
+    with failing(settings, "down"):
+        assert browser.mint().status_code == 200  # ridden through
+        one_clock.advance(1)
+        assert browser.mint().status_code == 503
+    handed_out = "shared" if sharing == "site" else "reused"
+    assert answers.now() == {
+        "minted": 1,
+        handed_out: 1,
+        "not_authenticated": 1,
+        "csrf_failed": 1,
+        "ridden_through": 1,
+        "upstream_unavailable": 1,
+    }
+    assert calls.now() == {"ok": 1, "unavailable": 2}
+
+
+@pytest.mark.usefixtures("metrics_on")
+def test_a_rate_limit_store_that_fails_closed_is_counted(entry: Entry, settings: Any) -> None:
+    answers = Delta(REQUESTS, "outcome")
+    browser = entry.browser()
+    location = closed_port_url().replace("http://", "redis://")
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": location}}
+    assert browser.mint().status_code == 503
+    assert answers.now() == {"rate_limit_unavailable": 1}
+
+
+@pytest.mark.usefixtures("metrics_on")
+def test_a_refused_method_and_a_rate_limited_caller_are_counted(entry: Entry, settings: Any) -> None:
+    answers = Delta(REQUESTS, "outcome")
+    settings.SPORTS_TOKEN_RATE = "1/m"
+    browser = entry.browser()
+    assert browser.mint('{"reason": "unauthorized"}').status_code == 200
+    assert browser.mint('{"reason": "unauthorized"}').status_code == 429
+    assert browser.request("get").status_code == 405
+    assert answers.now() == {"minted": 1, "rate_limited": 1, "method_not_allowed": 1}
+
+
+def test_nothing_is_counted_while_metrics_are_off(entry: Entry, settings: Any) -> None:
+    settings.SPORTS_METRICS = False
+    answers = Delta(REQUESTS, "outcome")
+    calls = Delta(UPSTREAM, "result")
+    browser = entry.browser()
+    assert browser.mint().status_code == 200
+    assert entry.anonymous().mint().status_code == 401
+    assert answers.now() == {}
+    assert calls.now() == {}
+
+
+@pytest.mark.usefixtures("metrics_on")
+def test_a_throttled_login_is_counted() -> None:
+    throttled = Delta("sports_login_throttled_total", "")
+    for number in range(12):
+        Client(REMOTE_ADDR="203.0.113.8").post("/accounts/login/", {"username": "nobody", "password": f"g{number}"})
+    assert throttled.now() == {"": 2}  # the 11th and the 12th were refused
+
+
+def test_the_metrics_library_is_imported_only_when_metrics_are_on() -> None:
+    """A site without prometheus_client works: the module imports it lazily (the clean-process check
+    of what importing each part loads is tests/standalone/test_import_rules.py)."""
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse(Path(metrics.__file__).read_text())
+    top_level = {
+        alias.name.split(".")[0]
+        for node in tree.body
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")])
+    }
+    assert "prometheus_client" not in top_level
+
+
+def test_the_families_are_made_once_when_many_threads_ask_at_once() -> None:
+    """A gthread worker's first requests count at the same moment (found by `make bench`: with a plain
+    cache, two threads registered the families twice, and the worker counted nothing after)."""
+    import threading
+    import time
+
+    from prometheus_client import CollectorRegistry
+
+    registry = CollectorRegistry()
+    made: list[object] = []
+
+    def make() -> object:
+        time.sleep(0.05)  # a window for the other threads
+        made.append(metrics.make_metrics(registry))
+        return made[-1]
+
+    first_use = metrics.Once(make)
+    together = threading.Barrier(8)
+    errors: list[BaseException] = []
+
+    def ask() -> None:
+        together.wait(timeout=10)
+        try:
+            first_use()
+        except Exception as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=10)
+    assert errors == []
+    assert len(made) == 1
+
+
+@pytest.mark.django_db(transaction=True)  # the callers' threads see the users
+@pytest.mark.usefixtures("metrics_on")
+def test_site_mode_counts_the_one_mint_and_the_callers_it_served(settings: Any) -> None:
+    """Eight callers at once: one mints in the single flight; the others are handed its token, whether
+    they waited on the flight or came after it landed."""
+    import threading
+
+    from tests.mintroute.conftest import logged_in_browser, post_token
+
+    settings.SPORTS_TOKEN_SHARING = "site"
+    answers = Delta(REQUESTS, "outcome")
+    browsers = [logged_in_browser(f"user{n}", REMOTE_ADDR=f"10.0.0.{n}") for n in range(8)]
+    together = threading.Barrier(len(browsers))
+    statuses: list[int] = []
+
+    def call(browser: Client) -> None:
+        together.wait(timeout=10)
+        statuses.append(post_token(browser).status_code)
+
+    threads = [threading.Thread(target=call, args=(browser,)) for browser in browsers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert statuses == [200] * 8
+    assert answers.now() == {"minted": 1, "shared": 7}

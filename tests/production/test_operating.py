@@ -1,0 +1,327 @@
+"""Operating `make serve` (config.serve in production, 2 gunicorn workers, SPORTS_METRICS on): /metrics
+adds up both workers' counts and keeps a dead worker's; a real Prometheus (Debian's) loads the
+shipped scrape configuration and rules and answers a query of the route's counter; /readyz answers
+within 2 s, 503 with the failing check, while its PostgreSQL (behind a TCP proxy) is cut or silent,
+its own Redis is frozen or stopped, and the stand-in service (a standalone sandbox) is killed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import psycopg
+import pytest
+import yaml
+
+from sportsproxy.testing import SportsSandbox, start_sandbox
+from tests.production.cluster import POSTGRES, PROJECT_ROOT, Cluster, free_port, logged_in, mint, require_engines
+from tests.production.tcp_proxy import TcpProxy
+from tests.production.test_make_serve import PRODUCTION
+from tests.redis_server import RedisServer
+
+WITHIN_SECONDS = 2  # the rule's bound for /readyz, whatever hangs beneath it
+SCRAPE = PROJECT_ROOT / "deploy" / "prometheus" / "prometheus.yml"
+COUNTER = re.compile(r'^sports_token_requests_total\{outcome="(\w+)"\} (\S+)$', re.MULTILINE)
+
+
+@dataclass
+class Operated:
+    node: Cluster
+    url: str
+    database: TcpProxy
+    redis: RedisServer
+    service: SportsSandbox
+    metrics_dir: Path
+
+
+def _start(node: Cluster) -> None:
+    """Cluster.start without touching the shared Redis (this node has its own)."""
+    with psycopg.connect(f"{POSTGRES}/test", autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{node.database}"')
+    node.manage("migrate", "--no-input")
+    node.manage("collectstatic", "--no-input", "--verbosity", "0")  # as `make serve` does before it serves
+    node.manage(
+        "shell", "-c", "from django.contrib.auth.models import User; User.objects.create_user('demo', password='pw-9')"
+    )
+    node._start_server(events=False)
+
+
+def _stop(node: Cluster) -> None:
+    for process in node.processes:
+        process.terminate()
+        try:
+            process.wait(timeout=25)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+    with psycopg.connect(f"{POSTGRES}/test", autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{node.database}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="module")
+def operated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Operated]:
+    require_engines()
+    redis_server, database, service = RedisServer(), TcpProxy(5432), start_sandbox()
+    redis_server.start()
+    database.start()
+    node = Cluster(
+        **PRODUCTION,
+        REDIS_URL=redis_server.url,
+        SPORTS_SANDBOX="0",
+        SPORTS_BASE_URL=service.base_url,
+        SPORTS_API_KEY=service.api_key,
+        SPORTS_TOKEN_RATE="1000/m",
+        SPORTS_METRICS="1",
+    )
+    node.environment.pop("PROMETHEUS_MULTIPROC_DIR", None)  # make serve makes its own
+    node.environment["DATABASE_URL"] = f"postgres://postgres@127.0.0.1:{database.port}/{node.database}"
+    node.site_key = service.api_key
+    node.workers = 2
+    made: list[Path] = []
+    try:
+        _start(node)
+        made.append(multiprocess_dir(node))
+        yield Operated(node, node.urls[0], database, redis_server, service, made[0])
+    finally:
+        database.restore()
+        _stop(node)
+        database.stop()
+        redis_server.stop()
+        service.stop()
+    assert not any(folder.exists() for folder in made)  # the folder make serve made went with it
+
+
+def multiprocess_dir(node: Cluster) -> Path:
+    """The folder make serve made for its workers' counts (from the gunicorn master's environment)."""
+    master = gunicorn_master(node)
+    variables = Path(f"/proc/{master}/environ").read_bytes().split(b"\0")
+    named = [line.partition(b"=")[2].decode() for line in variables if line.startswith(b"PROMETHEUS_MULTIPROC_DIR=")]
+    assert len(named) == 1
+    folder = Path(named[0])
+    assert folder.is_dir()
+    assert folder.stat().st_mode & 0o077 == 0  # private to the site's user
+    return folder
+
+
+def counts(url: str) -> dict[str, float]:
+    """sports_token_requests_total by outcome, as /metrics says it now (from loopback)."""
+    answer = httpx2.get(f"{url}/metrics", timeout=10)
+    assert answer.status_code == 200, answer.text
+    return {outcome: float(value) for outcome, value in COUNTER.findall(answer.text)}
+
+
+def anonymous_mint(url: str) -> None:
+    """One answer of the route (401 not_authenticated) on a connection of its own, so that the
+    kernel hands it to either worker."""
+    with httpx2.Client(timeout=10) as fresh:
+        assert fresh.post(f"{url}/api/sports-token", headers={"Connection": "close"}).status_code == 401
+
+
+def counting_pids(metrics_dir: Path) -> set[int]:
+    return {int(path.stem.rpartition("_")[2]) for path in metrics_dir.glob("counter_*.db")}
+
+
+def _children(pid: int) -> set[int]:
+    return {int(each) for task in Path(f"/proc/{pid}/task").glob("*/children") for each in task.read_text().split()}
+
+
+def gunicorn_master(node: Cluster) -> int:
+    """The gunicorn master config.serve started for the node."""
+    launched = _children(node.processes[0].pid)
+    masters = [pid for pid in launched if b"gunicorn" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+    assert len(masters) == 1
+    return masters[0]
+
+
+def gunicorn_workers(node: Cluster) -> set[int]:
+    """The pids of the node's gunicorn workers."""
+    return _children(gunicorn_master(node))
+
+
+def test_the_first_probe_is_ready(operated: Operated) -> None:
+    answer = httpx2.get(f"{operated.url}/readyz", timeout=10)
+    assert answer.status_code == 200, answer.text
+    assert answer.json() == {"ready": True, "checks": {"database": "ok", "cache": "ok", "service": "ok"}}
+    assert answer.headers["Cache-Control"] == "no-store"
+    assert "set-cookie" not in answer.headers
+
+
+def test_metrics_add_up_both_workers(operated: Operated) -> None:
+    before = counts(operated.url).get("not_authenticated", 0)
+    workers = gunicorn_workers(operated.node)
+    assert len(workers) == 2
+    sent = 0
+    while not workers <= counting_pids(operated.metrics_dir):  # until each worker has answered some
+        assert sent < 300, "one worker took every connection"
+        anonymous_mint(operated.url)
+        sent += 1
+    for _ in range(4):  # whichever worker answers /metrics, the same sum
+        assert counts(operated.url)["not_authenticated"] == before + sent
+
+    browser = logged_in(operated.url, password="pw-9")
+    assert mint(browser).status_code == 200
+    browser.close()
+    text = httpx2.get(f"{operated.url}/metrics", timeout=10).text
+    assert counts(operated.url)["minted"] >= 1
+    assert re.search(r'^sports_token_upstream_seconds_count\{result="ok"\} [1-9]', text, re.MULTILINE), text
+
+
+def test_a_dead_workers_counts_stay(operated: Operated) -> None:
+    before = counts(operated.url)
+    victim = next(iter(counting_pids(operated.metrics_dir) & gunicorn_workers(operated.node)))
+    os.kill(victim, signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while victim in gunicorn_workers(operated.node) or len(gunicorn_workers(operated.node)) < 2:
+        assert time.monotonic() < deadline, "gunicorn did not replace the killed worker"
+        time.sleep(0.2)
+    assert counts(operated.url) == before
+    anonymous_mint(operated.url)
+    assert counts(operated.url)["not_authenticated"] == before["not_authenticated"] + 1
+
+
+def prometheus() -> str:
+    found = shutil.which("prometheus")
+    if found is None:
+        if os.environ.get("CI"):
+            pytest.fail("prometheus is not installed: apt-get install prometheus")
+        pytest.skip("prometheus is not installed (apt-get install prometheus)")
+    return found
+
+
+def test_a_real_prometheus_scrapes_make_serve_and_answers_the_routes_counter(
+    operated: Operated, tmp_path: Path
+) -> None:
+    binary = prometheus()
+    config: dict[str, Any] = yaml.safe_load(SCRAPE.read_text())  # the shipped one, pointed at this node
+    config["global"] = {"scrape_interval": "1s", "evaluation_interval": "1s"}
+    config["rule_files"] = [str(SCRAPE.parent / name) for name in config["rule_files"]]
+    config["scrape_configs"][0]["static_configs"] = [{"targets": [operated.url.removeprefix("http://")]}]
+    (tmp_path / "prometheus.yml").write_text(yaml.safe_dump(config))
+    port = free_port()
+    command = [binary, f"--config.file={tmp_path / 'prometheus.yml'}", f"--storage.tsdb.path={tmp_path / 'data'}"]
+    command += [f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"]
+    expected = counts(operated.url)["not_authenticated"]
+    log = (tmp_path / "prometheus.log").open("wb")
+    server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)  # noqa: S603 - Debian's binary
+    api = f"http://127.0.0.1:{port}/api/v1"
+    try:
+        query = 'sum(sports_token_requests_total{outcome="not_authenticated"})'
+        deadline = time.monotonic() + 60
+        found: list[Any] = []
+        while time.monotonic() < deadline:
+            try:
+                found = httpx2.get(f"{api}/query", params={"query": query}, timeout=5).json()["data"]["result"]
+            except (httpx2.TransportError, ValueError, KeyError):
+                found = []
+            if found:
+                break
+            time.sleep(0.5)
+        assert found, (tmp_path / "prometheus.log").read_text()
+        assert float(found[0]["value"][1]) == expected
+        rules = httpx2.get(f"{api}/rules", timeout=5).json()["data"]["groups"]
+        loaded = {rule["name"] for group in rules for rule in group["rules"]}
+        assert {"SportsServiceFailing", "SportsRateLimitsFailingClosed"} <= loaded
+        targets = httpx2.get(f"{api}/targets", timeout=5).json()["data"]["activeTargets"]
+        assert [target["health"] for target in targets] == ["up"]
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+        log.close()
+
+
+def probe(url: str) -> httpx2.Response:
+    started = time.monotonic()
+    answer = httpx2.get(f"{url}/readyz", timeout=10)
+    assert time.monotonic() - started < WITHIN_SECONDS
+    assert "Traceback" not in answer.text
+    assert "127.0.0.1" not in answer.text
+    assert "localhost" not in answer.text
+    return answer
+
+
+def until_ready(url: str) -> None:
+    deadline = time.monotonic() + 20
+    while probe(url).status_code != 200:
+        assert time.monotonic() < deadline, "not ready again within 20 s"
+        time.sleep(0.2)
+
+
+def assert_not_ready(answer: httpx2.Response, check: str, state: str) -> None:
+    assert answer.status_code == 503, answer.text
+    assert answer.json()["ready"] is False
+    assert answer.json()["checks"][check] == state, answer.text
+    assert int(answer.headers["Retry-After"]) > 0
+    assert answer.headers["Cache-Control"] == "no-store"
+
+
+def test_a_frozen_then_stopped_redis(operated: Operated) -> None:
+    operated.redis.hang()
+    try:
+        for _ in range(4):  # both workers
+            assert_not_ready(probe(operated.url), "cache", "timeout")
+    finally:
+        operated.redis.resume()
+    until_ready(operated.url)
+
+    before = counts(operated.url).get("rate_limit_unavailable", 0)
+    browser = logged_in(operated.url, password="pw-9")  # the login throttle needs Redis too
+    operated.redis.stop()
+    try:
+        for _ in range(4):
+            assert_not_ready(probe(operated.url), "cache", "unavailable")
+        assert mint(browser).json()["error"] == "rate_limit_unavailable"
+        assert counts(operated.url)["rate_limit_unavailable"] == before + 1
+    finally:
+        browser.close()
+        operated.redis.start()
+    until_ready(operated.url)
+
+
+def test_a_cut_then_silent_database(operated: Operated) -> None:
+    operated.database.cut()
+    try:
+        for _ in range(4):
+            assert_not_ready(probe(operated.url), "database", "unavailable")
+    finally:
+        operated.database.restore()
+    until_ready(operated.url)
+
+    operated.database.silence()
+    try:
+        for _ in range(4):
+            assert_not_ready(probe(operated.url), "database", "timeout")
+    finally:
+        operated.database.restore()
+    until_ready(operated.url)
+
+
+def test_the_service_killed(operated: Operated) -> None:
+    operated.service._process.kill()
+    operated.service._process.wait(timeout=10)
+    deadline = time.monotonic() + 30  # each worker asks the service at most once per 10 s
+    unavailable = 0
+    while unavailable < 4:
+        assert time.monotonic() < deadline, "the probe did not see the service go"
+        answer = probe(operated.url)
+        if answer.status_code == 503:
+            assert_not_ready(answer, "service", "unavailable")
+            assert answer.json()["checks"]["database"] == "ok"
+            unavailable += 1
+        time.sleep(0.2)
+    assert httpx2.get(f"{operated.url}/healthz", timeout=10).status_code == 200  # liveness: unchanged
+
+
+def test_metrics_stay_404_for_a_stranger_and_with_a_wrong_token(operated: Operated) -> None:
+    relayed = httpx2.get(f"{operated.url}/metrics", headers={"X-Forwarded-For": "198.51.100.1"}, timeout=10)
+    assert relayed.status_code == 404
+    assert "sports_token" not in relayed.text  # loopback itself may read it: every test above did
