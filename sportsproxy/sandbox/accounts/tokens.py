@@ -18,12 +18,16 @@ from django.core.cache import cache
 from sportsproxy.sandbox import clock, conf
 from sportsproxy.sandbox.accounts.caller import Caller
 from sportsproxy.sandbox.errors import RpcError, unauthorized
+from sportsproxy.sandbox.models import EndedToken
 
 REQUIRED_CLAIMS = ("iss", "aud", "sub", "acct", "tier", "rlc", "env", "iat", "exp", "jti")
 ALLOWED_HEADER = {"alg": conf.JWT_ALGORITHM, "typ": "JWT"}
 
 # Enforces PyJWT's minimum HMAC key length (32 bytes for HS256) on sign and verify.
 _jwt = jwt.PyJWT(options={"enforce_minimum_key_length": True})
+# How long a process trusts its cache's "not ended early" for a token before asking the database again: the
+# end is written to the shared cache too, so this matters only for processes with caches of their own.
+NOT_ENDED_SECONDS = 1
 
 
 @dataclass(frozen=True)
@@ -63,7 +67,7 @@ def authenticate_token(token: str) -> Caller:
         raise unauthorized("Token expired. Fetch a fresh one from your backend's mint route.", "expired_token")
     if claims["iat"] > now + conf.jwt_leeway() or claims.get("nbf", 0) > now + conf.jwt_leeway():
         raise unauthorized("Token is not valid yet: its iat or nbf lies in the future.", "invalid_token")
-    if cache.get(_expired_early_key(claims["jti"])):
+    if ended_early(claims["jti"], claims["exp"]):
         raise unauthorized(
             "Token expired (ended early by the sandbox). Fetch a fresh one from your mint route.", "expired_token"
         )
@@ -75,23 +79,48 @@ def authenticate_token(token: str) -> Caller:
         rate_class=claims["rlc"],
         env=claims["env"],
         expires_at=datetime.fromtimestamp(claims["exp"], UTC),
+        token_id=claims["jti"],
     )
 
 
 def expire_early(token: str) -> bool:
-    """Sandbox-only testing aid: make a valid token fail as expired from now on (False if it was not valid)."""
+    """Sandbox-only testing aid: make a valid token fail as expired from now on (False if it was not valid).
+
+    Written to the database (EndedToken), so the end survives a restart and reaches every process and the
+    sockets the token authenticated (realtime/revocation.py), and to the cache, which answers the next calls."""
     try:
         caller = authenticate_token(token)
     except RpcError:
         return False
     assert caller.expires_at is not None
-    remaining = int(caller.expires_at.timestamp() - clock.now().timestamp()) + 1
-    cache.set(_expired_early_key(_verified_claims(token)["jti"]), True, timeout=remaining)
+    assert caller.token_id is not None
+    EndedToken.objects.get_or_create(token_id=caller.token_id, defaults={"expires_at": caller.expires_at})
+    cache.set(_ended_key(caller.token_id), True, timeout=_seconds_left(caller.expires_at.timestamp()))
     return True
 
 
-def _expired_early_key(jti: str) -> str:
-    return f"sandbox:expired-early:{jti}"
+def ended_early(token_id: str, expires_at: int) -> bool:
+    """Whether the token `token_id` (whose `exp` is `expires_at`) was ended early: the cache's answer, or the
+    database's, then kept in the cache (a "no" for NOT_ENDED_SECONDS only: another process may end it)."""
+    known = cache.get(_ended_key(token_id))
+    if known is not None:
+        return bool(known)
+    ended = EndedToken.objects.filter(token_id=token_id).exists()
+    cache.set(_ended_key(token_id), ended, timeout=_seconds_left(expires_at) if ended else NOT_ENDED_SECONDS)
+    return ended
+
+
+def ended_among(token_ids: list[str]) -> list[str]:
+    """Those of `token_ids` that were ended early (one query: the socket watcher's)."""
+    return list(EndedToken.objects.filter(token_id__in=token_ids).values_list("token_id", flat=True))
+
+
+def _seconds_left(expires_at: float) -> int:
+    return max(1, int(expires_at - clock.now().timestamp()) + 1)
+
+
+def _ended_key(token_id: str) -> str:
+    return f"sandbox:expired-early:{token_id}"
 
 
 def _verified_claims(token: str) -> dict[str, Any]:
