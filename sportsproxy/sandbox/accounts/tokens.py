@@ -7,6 +7,7 @@ wall-clock read, so tests can move time exactly.
 
 from __future__ import annotations
 
+import logging
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -14,6 +15,7 @@ from typing import Any
 
 import jwt
 from django.core.cache import cache
+from django.db import DatabaseError
 
 from sportsproxy.sandbox import clock, conf
 from sportsproxy.sandbox.accounts.caller import Caller
@@ -25,9 +27,10 @@ ALLOWED_HEADER = {"alg": conf.JWT_ALGORITHM, "typ": "JWT"}
 
 # Enforces PyJWT's minimum HMAC key length (32 bytes for HS256) on sign and verify.
 _jwt = jwt.PyJWT(options={"enforce_minimum_key_length": True})
-# How long a process trusts its cache's "not ended early" for a token before asking the database again: the
-# end is written to the shared cache too, so this matters only for processes with caches of their own.
-NOT_ENDED_SECONDS = 1
+# Set once the cache mirrors every token ended early: without it (a new or flushed cache), the mirror is
+# read back from the database.
+MIRRORED = "sandbox:expired-early:mirrored"
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,8 @@ def mint(caller: Caller, ttl: int) -> MintedToken:
         "exp": expires_at,
         "jti": secrets.token_urlsafe(16),
     }
+    if cache.get(MIRRORED) is None:  # a key's request reads the database anyway: its tokens' won't need to
+        mirror_ended_tokens()
     token = _jwt.encode(claims, conf.signing_key(), algorithm=conf.JWT_ALGORITHM)
     return MintedToken(token=token, expires_at=datetime.fromtimestamp(expires_at, UTC))
 
@@ -67,7 +72,7 @@ def authenticate_token(token: str) -> Caller:
         raise unauthorized("Token expired. Fetch a fresh one from your backend's mint route.", "expired_token")
     if claims["iat"] > now + conf.jwt_leeway() or claims.get("nbf", 0) > now + conf.jwt_leeway():
         raise unauthorized("Token is not valid yet: its iat or nbf lies in the future.", "invalid_token")
-    if ended_early(claims["jti"], claims["exp"]):
+    if ended_early(claims["jti"]):
         raise unauthorized(
             "Token expired (ended early by the sandbox). Fetch a fresh one from your mint route.", "expired_token"
         )
@@ -87,7 +92,7 @@ def expire_early(token: str) -> bool:
     """Sandbox-only testing aid: make a valid token fail as expired from now on (False if it was not valid).
 
     Written to the database (EndedToken), so the end survives a restart and reaches every process and the
-    sockets the token authenticated (realtime/revocation.py), and to the cache, which answers the next calls."""
+    sockets the token authenticated (realtime/revocation.py), and to the cache's mirror of early ends."""
     try:
         caller = authenticate_token(token)
     except RpcError:
@@ -95,19 +100,32 @@ def expire_early(token: str) -> bool:
     assert caller.expires_at is not None
     assert caller.token_id is not None
     EndedToken.objects.get_or_create(token_id=caller.token_id, defaults={"expires_at": caller.expires_at})
-    cache.set(_ended_key(caller.token_id), True, timeout=_seconds_left(caller.expires_at.timestamp()))
+    _mirror(caller.token_id, caller.expires_at.timestamp())
     return True
 
 
-def ended_early(token_id: str, expires_at: int) -> bool:
-    """Whether the token `token_id` (whose `exp` is `expires_at`) was ended early: the cache's answer, or the
-    database's, then kept in the cache (a "no" for NOT_ENDED_SECONDS only: another process may end it)."""
-    known = cache.get(_ended_key(token_id))
-    if known is not None:
-        return bool(known)
-    ended = EndedToken.objects.filter(token_id=token_id).exists()
-    cache.set(_ended_key(token_id), ended, timeout=_seconds_left(expires_at) if ended else NOT_ENDED_SECONDS)
-    return ended
+def ended_early(token_id: str) -> bool:
+    """Whether the token `token_id` (its `jti`) was ended early, read from the cache's mirror: no database
+    while the mirror is whole, as for the quota (accounts/quota.py). A cache that lost it (a restart, a
+    flush, an eviction) has the mirror read back once; with the database away too, the token works."""
+    if cache.get(_ended_key(token_id)):
+        return True
+    if cache.get(MIRRORED) is None:
+        try:
+            mirror_ended_tokens()
+        except DatabaseError:
+            logger.warning("Tokens ended early are in neither the cache nor a reachable database.")
+            return False
+        return bool(cache.get(_ended_key(token_id)))
+    return False
+
+
+def mirror_ended_tokens() -> None:
+    """Mirror every token ended early that has not reached its `exp` yet (once per cache: MIRRORED)."""
+    now = clock.now()
+    for token_id, expires_at in EndedToken.objects.filter(expires_at__gt=now).values_list("token_id", "expires_at"):
+        _mirror(token_id, expires_at.timestamp())
+    cache.set(MIRRORED, True, timeout=None)
 
 
 def ended_among(token_ids: list[str]) -> list[str]:
@@ -115,8 +133,9 @@ def ended_among(token_ids: list[str]) -> list[str]:
     return list(EndedToken.objects.filter(token_id__in=token_ids).values_list("token_id", flat=True))
 
 
-def _seconds_left(expires_at: float) -> int:
-    return max(1, int(expires_at - clock.now().timestamp()) + 1)
+def _mirror(token_id: str, expires_at: float) -> None:
+    seconds_left = max(1, int(expires_at - clock.now().timestamp()) + 1)
+    cache.set(_ended_key(token_id), True, timeout=seconds_left)
 
 
 def _ended_key(token_id: str) -> str:

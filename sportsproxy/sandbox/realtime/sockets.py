@@ -145,10 +145,7 @@ class SocketSession:
 
     def _token_ended(self) -> bool:
         """The token this socket authenticated with was ended early (the watcher closes it within 2 s)."""
-        caller = self.caller
-        if caller is None or caller.token_id is None or caller.expires_at is None:
-            return False
-        return ended_early(caller.token_id, int(caller.expires_at.timestamp()))
+        return self.caller is not None and self.caller.token_id is not None and ended_early(self.caller.token_id)
 
     def credential_expired(self) -> bool:
         return self.caller is not None and self.caller.expires_at is not None and clock.now() >= self.caller.expires_at
