@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1:8000
 
-.PHONY: serve test check lockcheck lint typecheck format pytest jstest matrix bench lock upgrade install install-dev clean
+.PHONY: serve test check lockcheck lockverify lint typecheck format pytest jstest matrix bench lock upgrade install install-dev clean
 
 # The targets of this site's own apps, each in its config/<app>/make.mk.
 include $(wildcard config/*/make.mk)
@@ -91,19 +91,25 @@ install-dev: $(VENV)/.installed-dev
 UV := $(VENV)/bin/uv
 UV_INSTALL := $(UV) pip install --quiet --python $(PY) --require-hashes --no-deps --compile-bytecode
 
-$(VENV)/bin/python:
+# Before any of that, the machine's own Python, with its standard library only (-I -S), checks both
+# requirements files against uv.lock and pyproject.toml (tests/lockfile.py): a line added or a hash changed
+# by hand fails here, saying to run `make lock`, and nothing from the file is installed or run.
+lockverify:
+	$(PYTHON) -I -S tests/lockfile.py
+
+$(VENV)/bin/python: | lockverify
 	$(PYTHON) -m venv $(VENV)
 
-$(UV): requirements-dev.txt | $(VENV)/bin/python
+$(UV): requirements-dev.txt | lockverify $(VENV)/bin/python
 	$(PY) -m tests.lock entry requirements-dev.txt uv > $(VENV)/uv-requirement.txt
 	$(PY) -m pip install --quiet --require-hashes --no-deps -r $(VENV)/uv-requirement.txt
 	touch $@
 
-$(VENV)/.installed: requirements.txt | $(UV)
+$(VENV)/.installed: requirements.txt | lockverify $(UV)
 	$(UV_INSTALL) -r requirements.txt
 	touch $@
 
-$(VENV)/.installed-dev: requirements.txt requirements-dev.txt | $(UV)
+$(VENV)/.installed-dev: requirements.txt requirements-dev.txt | lockverify $(UV)
 	$(UV_INSTALL) -r requirements-dev.txt
 	touch $@ $(VENV)/.installed
 

@@ -312,3 +312,14 @@ LOGGING = {
         "httpcore2": {"level": "WARNING"},
     },
 }
+
+
+# --- What the checks' messages name -----------------------------------------------------
+
+# The environment variables above that fill Django's own settings: a check's message names the variable
+# beside the setting (a site without this names the setting alone; docs/settings.md).
+SPORTS_SETTINGS_VARIABLES = {
+    "SECRET_KEY": "DJANGO_SECRET_KEY",
+    "SILENCED_SYSTEM_CHECKS": "DJANGO_SILENCED_SYSTEM_CHECKS",
+    "CACHES": "REDIS_URL",
+}

@@ -16,6 +16,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from mintroute import conf
 from sportsproxy.django import secrets
+from sportsproxy.django.naming import named, silencing, variable_of
 
 
 @register("mintroute")
@@ -40,9 +41,9 @@ def check_rate_limits_are_shared(app_configs: Any = None, **kwargs: Any) -> list
         Error(
             f"The cache the rate limits count in (CACHES[{alias!r}], {type(cache).__name__}) is kept by each "
             "process for itself, so with several workers every limit of the route multiplies by their number.",
-            hint="Use a cache all processes share, such as Django's RedisCache (in the starter project: set "
-            "REDIS_URL). A site that "
-            'knows it runs one process can waive this with SILENCED_SYSTEM_CHECKS = ["mintroute.E006"].',
+            hint="Use a cache all processes share, such as Django's RedisCache"
+            + (f" (here: set {variable_of('CACHES')})" if variable_of("CACHES") else "")
+            + f". A site that knows it runs one process can waive this with {silencing('mintroute.E006')}.",
             id="mintroute.E006",
         )
     ]
@@ -93,7 +94,7 @@ INSECURE_PREFIX = "django-insecure-"  # what startproject writes: a key that was
 
 def secret_key_weakness(secret_key: str) -> str | None:
     """Why the site's SECRET_KEY is guessable (the shared rules, plus startproject's prefix), or None."""
-    if secret_key.startswith(INSECURE_PREFIX):
+    if secret_key.casefold().startswith(INSECURE_PREFIX):
         return f"starts with {INSECURE_PREFIX!r} (the development key startproject writes)"
     return secrets.weakness(secret_key, min_length=SECRET_KEY_MIN_LENGTH)
 
@@ -106,9 +107,9 @@ def check_secret_key_is_strong(app_configs: Any = None, **kwargs: Any) -> list[C
         return []
     return [
         Error(
-            f"DJANGO_SECRET_KEY (the SECRET_KEY setting) {weakness}: whoever guesses it can forge sessions "
+            f"{named('SECRET_KEY')} {weakness}: whoever guesses it can forge sessions "
             "and the route's remembered-token cookie.",
-            hint="Set DJANGO_SECRET_KEY to a long random value, e.g. the output of "
+            hint=f"Set {variable_of('SECRET_KEY') or 'SECRET_KEY'} to a long random value, e.g. the output of "
             'python -c "import secrets; print(secrets.token_hex(32))".',
             id="mintroute.E007",
         )

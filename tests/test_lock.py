@@ -26,6 +26,7 @@ COPIED = (
     "Makefile",
     "tests/__init__.py",
     "tests/lock.py",
+    "tests/lockfile.py",
 )
 ADVICE = "run `make lock`"
 VENV = Path(sys.executable).parents[1]

@@ -13,6 +13,7 @@ from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, register
 
 from sportsproxy.django import secrets
+from sportsproxy.django.naming import named
 from sportsproxy.sandbox import conf
 
 SIGNING_KEY_MIN_LENGTH = 32
@@ -36,8 +37,9 @@ def check_signing_key_is_its_own(app_configs: Any = None, **kwargs: Any) -> list
         return []
     return [
         Error(
-            "SPORTS_SANDBOX_SIGNING_KEY equals, contains or is contained in DJANGO_SECRET_KEY (the SECRET_KEY "
-            "setting): whoever learns one can forge both the site's sessions and the sandbox's tokens.",
+            f"SPORTS_SANDBOX_SIGNING_KEY equals, contains or is contained in {named('SECRET_KEY')}, read "
+            "forwards or backwards, in any letter case: whoever learns one can forge both the site's sessions "
+            "and the sandbox's tokens.",
             hint=FIX,
             id="sandbox.E001",
         )

@@ -90,3 +90,16 @@ class ApiKey(models.Model):
             self.state = self.State.REVOKED
             self.revoked_at = clock.now()
             self.save(update_fields=["state", "revoked_at"])
+
+
+class EndedToken(models.Model):
+    """A token ended before its `exp` (the control endpoint `/control/v1/tokens/expire`, the demo's "Expire my
+    token"). Kept in the database, not only in a cache: the ending holds after a restart and in every
+    process, and the sockets that authenticated with the token close on it (realtime/revocation.py)."""
+
+    token_id = models.CharField(max_length=64, unique=True, editable=False)  # the token's `jti`
+    expires_at = models.DateTimeField(editable=False)  # the token's own `exp`: past it, the row adds nothing
+    ended_at = models.DateTimeField(default=clock.now, editable=False)
+
+    def __str__(self) -> str:
+        return f"token {self.token_id} ended at {self.ended_at.isoformat()}"

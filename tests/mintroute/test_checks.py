@@ -2,12 +2,14 @@ from __future__ import annotations
 
 import io
 import secrets
+import string
 from typing import Any
 
 import pytest
 from django.core.checks import WARNING, Tags, run_checks
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
+from django.core.management.utils import get_random_secret_key
 
 from mintroute.checks import check_mint_route_settings, check_rate_limits_are_shared, check_secret_key_is_strong
 
@@ -110,6 +112,13 @@ WEAK_SECRET_KEYS = {
     "password x 7": "password" * 7,
     "startproject's key": "django-insecure-" + secrets.token_hex(32),
     "45 spaces + abcde": " " * 45 + "abcde",
+    # The fifth wave's: guessable although long, varied and not one string repeated.
+    "0123456789 x 5 + 0": "0123456789" * 5 + "0",
+    "a x 40 + 0123456789": "a" * 40 + "0123456789",
+    "the alphabet twice less its last letter": string.ascii_lowercase + string.ascii_lowercase[:-1],
+    "a phrase": "this-is-my-very-secret-production-key-please-change",
+    "startproject's prefix in capitals": "Django-Insecure-" + secrets.token_hex(32),
+    "startproject's prefix upper-case": "DJANGO-INSECURE-" + secrets.token_hex(32),
 }
 
 
@@ -163,3 +172,12 @@ def test_a_shared_cache_or_login_mode_is_no_w011_nor_e011(settings: Any, mode: s
     settings.CACHES = {"default": REDIS if mode == "site" else LOCAL_MEMORY}
     found = {message.id for message in run_checks(include_deployment_checks=True)}
     assert not found & {"mintroute.W011", "mintroute.E011"}
+
+
+@pytest.mark.parametrize("source", [lambda: secrets.token_urlsafe(48), get_random_secret_key])
+def test_keys_from_a_random_source_pass_check_deploy(settings: Any, source: Any) -> None:
+    settings.DEBUG = False
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://"}}
+    settings.SECRET_KEY = source()
+    assert check_secret_key_is_strong() == []
+    assert "mintroute.E007" not in deploy_ids()

@@ -17,6 +17,7 @@ from pathlib import Path
 import httpx2
 import psycopg
 import pytest
+from django.core.management.utils import get_random_secret_key
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
@@ -74,6 +75,7 @@ def _engines() -> None:
     require_engines()
 
 
+SECRET_KEY = get_random_secret_key()
 REFUSALS = {
     "no Redis": ({"REDIS_URL": ""}, "mintroute.E006", "REDIS_URL"),
     "short secret": ({"DJANGO_SECRET_KEY": "x"}, "mintroute.E007", "DJANGO_SECRET_KEY"),
@@ -90,6 +92,16 @@ REFUSALS = {
         "SPORTS_SANDBOX_SIGNING_KEY",
     ),
     "signing key a x 32": ({"SPORTS_SANDBOX_SIGNING_KEY": "a" * 32}, "sandbox.E002", "SPORTS_SANDBOX_SIGNING_KEY"),
+    "a guessable secret phrase": (
+        {"DJANGO_SECRET_KEY": "this-is-my-very-secret-production-key-please-change"},
+        "mintroute.E007",
+        "DJANGO_SECRET_KEY",
+    ),
+    "signing key = secret reversed": (
+        {"DJANGO_SECRET_KEY": SECRET_KEY, "SPORTS_SANDBOX_SIGNING_KEY": SECRET_KEY[::-1]},
+        "sandbox.E001",
+        "SPORTS_SANDBOX_SIGNING_KEY",
+    ),
     "signing key 'short'": ({"SPORTS_SANDBOX_SIGNING_KEY": "short"}, "sandbox.E002", "SPORTS_SANDBOX_SIGNING_KEY"),
 }
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import re
+import secrets
 import shutil
 import socket
 import subprocess
@@ -145,7 +146,7 @@ SETTINGS = '''\
 from pathlib import Path
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-SECRET_KEY = "foreign-site-secret-for-tests-only-{secret_suffix}"
+SECRET_KEY = "{secret_key}"
 DEBUG = False
 ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
 USE_TZ = True
@@ -236,7 +237,7 @@ class ForeignSite:
         package.mkdir(parents=True, exist_ok=True)
         (package / "__init__.py").write_text("")
         (package / "settings.py").write_text(
-            SETTINGS.format(api_key=self.api_key, base_url=self.base_url, secret_suffix=os.urandom(8).hex())
+            SETTINGS.format(api_key=self.api_key, base_url=self.base_url, secret_key=secrets.token_hex(32))
             + textwrap.dedent(self.extra_settings)
         )
         (package / "urls.py").write_text(URLS + textwrap.dedent(self.extra_urls))

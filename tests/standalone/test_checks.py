@@ -65,6 +65,8 @@ def test_check_deploy_reports_a_per_process_rate_limit_cache_as_e006(site: Forei
     assert status != 0, output
     assert "(mintroute.E006)" in output
     assert "SILENCED_SYSTEM_CHECKS" in output  # the hint says how a one-process site waives it
+    assert "(sportsproxy.W002)" in output  # a test key with debug off: its hint says the same
+    assert_names_no_variable_of_this_project(output)
 
     settings_module = site.settings_variant("one_process", "SILENCED_SYSTEM_CHECKS = ['mintroute.E006']")
     status, output = site.manage_status("check", "--deploy", "--fail-level", "ERROR", "--settings", settings_module)
@@ -78,3 +80,11 @@ def test_check_deploy_reports_a_weak_secret_key_as_e007(site: ForeignSite) -> No
     status, output = site.manage_status("check", "--deploy", "--fail-level", "ERROR", "--settings", settings_module)
     assert status != 0, output
     assert "(mintroute.E007)" in output
+    assert "SECRET_KEY " in output
+    assert_names_no_variable_of_this_project(output)
+
+
+def assert_names_no_variable_of_this_project(output: str) -> None:
+    """A site that is not this project is told of Django's settings, never of this project's variables."""
+    assert "DJANGO_" not in output
+    assert "REDIS_URL" not in output

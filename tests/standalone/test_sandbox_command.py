@@ -14,7 +14,7 @@ import socket
 import stat
 import subprocess
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -197,6 +197,42 @@ def test_control_endpoints_exist_only_with_a_control_secret(sandbox_python: Path
     assert "control-secret-of-this-test" not in served.stderr_path.read_text()
 
 
+async def ended_on_expiry(ws_url: str, token: str, expire: Callable[[], None]) -> tuple[dict[str, Any], int, float]:
+    """A subscribed socket of `token`, then `expire()`: the notice it gets, its close code and how long they took."""
+    async with subscribed(ws_url, {"token": token}) as connection:
+        loop = asyncio.get_running_loop()
+        expired_at = loop.time()
+        await asyncio.to_thread(expire)
+        while (notice := json.loads(await asyncio.wait_for(connection.recv(), 5))).get("method") == "matches.event":
+            pass
+        await asyncio.wait_for(connection.wait_closed(), 5)
+        return notice, connection.close_code or 0, loop.time() - expired_at
+
+
+def test_an_early_expiry_closes_the_tokens_sockets_and_survives_a_restart(sandbox_python: Path, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    control = {"Authorization": f"Bearer {CONTROL_SECRET}"}
+    with serving(sandbox_python, tmp_path, "--data", str(data), SPORTS_SANDBOX_CONTROL_SECRET=CONTROL_SECRET) as served:
+        base_url = served.ready["baseUrl"]
+        key = served.ready["apiKey"]
+        ended, kept = (served.rpc("tokens.create", key, {"ttl": 600})["result"]["token"] for _ in range(2))
+
+        def expire() -> None:
+            answer = httpx2.post(f"{base_url}/control/v1/tokens/expire", json={"token": ended}, headers=control)
+            assert answer.status_code == 200, answer.text
+
+        notice, code, took = asyncio.run(ended_on_expiry(served.ready["wsUrl"], ended, expire))
+        assert (notice, code) == ({"jsonrpc": "2.0", "method": "auth.expired", "params": {}}, 4401)
+        assert took < 2
+        assert served.stop() == 0
+    with serving(sandbox_python, tmp_path, "--data", str(data)) as again:
+        answer = again.rpc("matches.list", ended, {"limit": 1})
+        assert answer["error"]["code"] == "unauthorized", answer
+        assert "expired" in answer["error"]["message"]
+        assert "result" in again.rpc("matches.list", kept, {"limit": 1})  # only that token ended
+        assert again.stop() == 0
+
+
 def test_a_port_in_use_fails_with_a_sentence_and_no_traceback(sandbox_python: Path, tmp_path: Path) -> None:
     with socket.create_server(("127.0.0.1", 0)) as taken:
         port = str(taken.getsockname()[1])
@@ -272,6 +308,51 @@ def test_a_data_folder_of_another_user_is_refused(sandbox_python: Path, tmp_path
     (data / "signing-key").write_text("a key they chose, to forge tokens with")
     output = refusal(sandbox_python, data)
     assert f"The data folder {data} belongs to another user (uid {nobody})" in output
+
+
+@pytest.mark.parametrize("name", ["sandbox.sqlite3", "sandbox.sqlite3-wal", "sandbox.sqlite3-journal", "sub/x"])
+def test_an_entry_another_user_owns_is_refused_naming_it(sandbox_python: Path, tmp_path: Path, name: str) -> None:
+    """A database planted by `nobody` in a folder that is the user's own (0700): refused, not used."""
+    nobody = pwd.getpwnam("nobody").pw_uid
+    data = tmp_path / "mine"
+    data.mkdir(mode=0o700)
+    planted = data / name
+    planted.parent.mkdir(mode=0o700, exist_ok=True)
+    planted.write_bytes(b"SQLite format 3\x00")
+    planted.chmod(0o600)
+    os.chown(planted, nobody, -1)  # another user's file (the test runs as root)
+    output = refusal(sandbox_python, data)
+    assert f"{planted} in the data folder belongs to another user (uid {nobody})" in output
+    assert sorted(path.name for path in data.iterdir()) == sorted({name.split("/")[0]})  # nothing written
+
+
+def test_a_folder_inside_another_user_owns_is_refused(sandbox_python: Path, tmp_path: Path) -> None:
+    nobody = pwd.getpwnam("nobody").pw_uid
+    data = tmp_path / "mine"
+    (data / "theirs").mkdir(mode=0o700, parents=True)
+    data.chmod(0o700)
+    os.chown(data / "theirs", nobody, -1)
+    output = refusal(sandbox_python, data)
+    assert f"{data / 'theirs'} in the data folder belongs to another user (uid {nobody})" in output
+
+
+@pytest.mark.parametrize("mode", [0o620, 0o602, 0o660], ids=["group", "others", "group-read-write"])
+def test_an_entry_group_or_others_can_write_is_refused(sandbox_python: Path, tmp_path: Path, mode: int) -> None:
+    data = tmp_path / "mine"
+    data.mkdir(mode=0o700)
+    database = data / "sandbox.sqlite3-shm"
+    database.write_bytes(b"")
+    database.chmod(mode)
+    output = refusal(sandbox_python, data)
+    assert f"{database} in the data folder is writable by other users (mode {mode:04o})" in output
+
+
+def test_a_link_inside_is_refused(sandbox_python: Path, tmp_path: Path) -> None:
+    data = tmp_path / "mine"
+    data.mkdir(mode=0o700)
+    (data / "sandbox.sqlite3").symlink_to(tmp_path / "elsewhere.sqlite3")
+    output = refusal(sandbox_python, data)
+    assert f"{data / 'sandbox.sqlite3'} in the data folder is a symbolic link" in output
 
 
 def test_a_signing_key_another_user_can_read_is_refused(sandbox_python: Path, tmp_path: Path) -> None:

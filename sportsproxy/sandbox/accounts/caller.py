@@ -21,3 +21,4 @@ class Caller:
     # An API key's account's own requests-per-minute quota, read with the key (a token's is read from
     # the cache when it spends: its claims cannot carry a quota the dashboard may change at any moment).
     requests_per_minute: int | None = None
+    token_id: str | None = None  # a token's `jti`: what an early end (tokens.expire_early) names

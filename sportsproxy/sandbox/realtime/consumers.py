@@ -47,7 +47,7 @@ class SandboxConsumer(AsyncWebsocketConsumer):
     _outbox: asyncio.Queue[str | int]  # frames to send, then a close code last
     _writer: asyncio.Task[None] | None = None
     _groups: frozenset[str] = frozenset()
-    _watched_key: str | None = None
+    _watched: tuple[str, str] | None = None  # ("api_key", key id) or ("token", jti)
     _closing = False
 
     async def connect(self) -> None:
@@ -92,6 +92,11 @@ class SandboxConsumer(AsyncWebsocketConsumer):
     async def key_revoked(self) -> None:
         """The API key this socket authenticated with was revoked (revocation.RevocableSocket)."""
         self._send(AUTH_REVOKED)
+        self._close(CLOSE_UNAUTHORIZED)
+
+    async def token_ended(self) -> None:
+        """The token this socket authenticated with was ended early (revocation.RevocableSocket)."""
+        self._send(AUTH_EXPIRED)
         self._close(CLOSE_UNAUTHORIZED)
 
     # --- sending, in order, through the outbox ----------------------------------------
@@ -154,15 +159,18 @@ class SandboxConsumer(AsyncWebsocketConsumer):
             await hub.join(group, self)
 
     def _watch_key(self) -> None:
-        """Have the revocation watcher follow the socket's API key (tokens outlive their key)."""
+        """Have the watcher follow the socket's credential: its API key's revocation, or its token's early
+        end (a token outlives its key's revocation)."""
         caller = self.session.caller
-        key_id = caller.key_id if caller is not None and caller.kind == "api_key" else None
-        if key_id == self._watched_key:
+        watched = (caller.kind, caller.token_id or caller.key_id) if caller is not None else None
+        if watched == self._watched:
             return
         revocation.forget(self)
-        if key_id is not None:
-            revocation.watch(key_id, self)
-        self._watched_key = key_id
+        if watched is not None and watched[0] == "api_key":
+            revocation.watch(watched[1], self)
+        elif watched is not None:
+            revocation.watch_token(watched[1], self)
+        self._watched = watched
 
     def next_moment(self) -> datetime | None:
         """moments.Timed: when the auth deadline, the expiry or the next ping comes."""

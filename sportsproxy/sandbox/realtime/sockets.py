@@ -15,6 +15,7 @@ from sportsproxy.sandbox import clock, conf
 from sportsproxy.sandbox.accounts.caller import Caller
 from sportsproxy.sandbox.accounts.keys import key_is_active
 from sportsproxy.sandbox.accounts.slots import Slots
+from sportsproxy.sandbox.accounts.tokens import ended_early
 from sportsproxy.sandbox.errors import (
     INVALID_PARAMS,
     RATE_LIMITED,
@@ -63,7 +64,7 @@ class SocketSession:
         """The answer to one frame, and the close code if the socket must close after it."""
         if self.caller is None:
             return self._first_frame(frame)
-        if self.credential_expired():  # between two ticks: never serve a frame on an expired token
+        if self.credential_expired() or self._token_ended():  # between two ticks: never serve an ended token
             return AUTH_EXPIRED, CLOSE_UNAUTHORIZED
         if self.caller.kind == "api_key" and not key_is_active(self.caller.key_id):
             refusal = unauthorized(
@@ -141,6 +142,10 @@ class SocketSession:
 
     def auth_overdue(self) -> bool:
         return self.caller is None and (clock.now() - self.connected_at).total_seconds() >= conf.ws_auth_timeout()
+
+    def _token_ended(self) -> bool:
+        """The token this socket authenticated with was ended early (the watcher closes it within 2 s)."""
+        return self.caller is not None and self.caller.token_id is not None and ended_early(self.caller.token_id)
 
     def credential_expired(self) -> bool:
         return self.caller is not None and self.caller.expires_at is not None and clock.now() >= self.caller.expires_at

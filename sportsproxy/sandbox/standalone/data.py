@@ -5,8 +5,12 @@ kept so that accounts, keys and tokens of earlier runs still work.
 
 The folder holds what forges tokens (the signing key), so it must be the server's user's alone:
 `claim` refuses a `--data` folder another user owns or could write to (a planted key would
-sign their tokens), and creates a missing one mode 0700. Files are created private (0600) from
-their first byte: the server runs with the umask `PRIVATE_UMASK`, and the key is opened 0600.
+sign their tokens), and creates a missing one mode 0700. It trusts nothing inside that it did not
+write either: any entry at any depth (the database, its journals, any file, folder or link) that
+another user owns or that group or others can write is refused, since a planted database mints
+tokens with this folder's key, and making the folder private afterwards does not unplant it.
+Files are created private (0600) from their first byte: the server runs with the umask
+`PRIVATE_UMASK`, and the key is opened 0600.
 """
 
 from __future__ import annotations
@@ -41,6 +45,8 @@ def claim(folder: Path) -> None:
     if not stat.S_ISDIR(status.st_mode):
         raise DataFolderError(f"The data folder {folder} is not a folder. Choose a folder for --data.")
     _require_own(folder, status, shared=_SHARED_WRITE, what="The data folder", fix="go-w")
+    for entry in _entries(folder):
+        _require_own_entry(entry)
 
 
 def data_dir() -> Path:
@@ -79,6 +85,37 @@ def _read_own_key(path: Path) -> str:
     with os.fdopen(descriptor) as file:
         _require_own(path, os.fstat(file.fileno()), shared=_SHARED_ACCESS, what="The signing key", fix="go-rwx")
         return file.read().strip()
+
+
+def _entries(folder: Path) -> list[Path]:
+    """Everything under `folder`, at every depth, links included and not followed."""
+    found: list[Path] = []
+    for parent, folders, files in os.walk(folder, followlinks=False):
+        found += [Path(parent, name) for name in sorted([*folders, *files])]
+    return found
+
+
+def _require_own_entry(entry: Path) -> None:
+    """Refuse, in one sentence naming it, an entry of the data folder the server cannot have written alone."""
+    try:
+        status = entry.lstat()
+    except FileNotFoundError:
+        return  # gone since the walk: nothing left to trust
+    if stat.S_ISLNK(status.st_mode):
+        raise DataFolderError(
+            f"{entry} in the data folder is a symbolic link, which the server never makes and which could "
+            "lead anywhere: remove it, or choose another --data."
+        )
+    if status.st_uid != os.geteuid():
+        raise DataFolderError(
+            f"{entry} in the data folder belongs to another user (uid {status.st_uid}), who could have planted it "
+            "to mint or sign tokens with: remove it, or choose another --data."
+        )
+    if status.st_mode & _SHARED_WRITE:
+        raise DataFolderError(
+            f"{entry} in the data folder is writable by other users (mode {stat.S_IMODE(status.st_mode):04o}), "
+            "who may have changed it: remove it, or choose another --data."
+        )
 
 
 def _require_own(path: Path, status: os.stat_result, *, shared: int, what: str, fix: str) -> None:

@@ -152,6 +152,9 @@ def test_a_test_key_with_debug_off_is_a_deploy_warning_only(settings: Any, api_k
     assert (message.id, message.level) == ("sportsproxy.W002", WARNING)
     assert "SPORTS_API_KEY" in message.msg
     assert settings.SPORTS_API_KEY not in message.msg + (message.hint or "")
+    assert 'SILENCED_SYSTEM_CHECKS = ["sportsproxy.W002"] (here: DJANGO_SILENCED_SYSTEM_CHECKS=sportsproxy.W002)' in (
+        message.hint or ""
+    )  # this project's settings name the variable that fills the setting
     assert "sportsproxy.W002" not in {found.id for found in run_checks(include_deployment_checks=False)}
     assert "sportsproxy.W002" in {found.id for found in run_checks(include_deployment_checks=True)}
 

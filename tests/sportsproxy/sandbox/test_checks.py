@@ -11,6 +11,7 @@ import pytest
 from django.core.checks import run_checks
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
+from django.core.management.utils import get_random_secret_key
 
 from sportsproxy.django.problems import SettingsError
 from sportsproxy.sandbox import conf
@@ -26,15 +27,19 @@ def test_a_signing_key_equal_to_the_secret_key_is_e001_naming_both_variables(set
     assert settings.SECRET_KEY not in message.msg + (message.hint or "")
 
 
-@pytest.mark.parametrize("relation", ["contained", "contains", "white space"])
+@pytest.mark.parametrize("relation", ["contained", "contains", "white space", "reversed", "case-swapped"])
 def test_a_signing_key_inside_the_secret_key_or_around_it_is_e001(settings: Any, relation: str) -> None:
-    settings.SECRET_KEY = secrets.token_hex(32)
+    settings.SECRET_KEY = get_random_secret_key()
     settings.SPORTS_SANDBOX_SIGNING_KEY = {
         "contained": settings.SECRET_KEY[8:48],
         "contains": settings.SECRET_KEY + secrets.token_hex(4),
         "white space": f"{settings.SECRET_KEY[:30]} {settings.SECRET_KEY[30:]}",
+        "reversed": settings.SECRET_KEY[::-1],
+        "case-swapped": settings.SECRET_KEY.swapcase(),
     }[relation]
     assert [message.id for message in check_signing_key_is_its_own()] == ["sandbox.E001"]
+    with pytest.raises(SystemCheckError, match=r"sandbox\.E001"):
+        call_command("check", deploy=True, fail_level="ERROR", stdout=io.StringIO(), stderr=io.StringIO())
 
 
 WEAK_SIGNING_KEYS = {
@@ -45,6 +50,7 @@ WEAK_SIGNING_KEYS = {
     "9 distinct": "abcdefghi" * 5,
     "white space at the end": secrets.token_hex(32) + " ",
     "one string repeated": "0123456789abcdef" * 3,
+    "a x 22 + 0123456789": "a" * 22 + "0123456789",
 }
 
 
@@ -58,9 +64,12 @@ def test_a_weak_signing_key_is_e002_under_check_deploy(settings: Any, case: str)
     assert "SPORTS_SANDBOX_SIGNING_KEY" in message.msg
 
 
-def test_64_random_hexadecimal_characters_of_its_own_pass(settings: Any) -> None:
-    settings.SECRET_KEY = secrets.token_hex(32)
-    settings.SPORTS_SANDBOX_SIGNING_KEY = secrets.token_hex(32)
+@pytest.mark.parametrize(
+    "source", [lambda: secrets.token_hex(32), lambda: secrets.token_urlsafe(48), get_random_secret_key]
+)
+def test_random_keys_of_its_own_pass(settings: Any, source: Any) -> None:
+    settings.SECRET_KEY = get_random_secret_key()
+    settings.SPORTS_SANDBOX_SIGNING_KEY = source()
     assert check_signing_key_is_its_own() == []
     assert check_signing_key_is_strong() == []
 

@@ -9,11 +9,13 @@ from typing import Any
 import jwt
 import pytest
 from django.conf import settings
+from django.core.cache import cache
 from django.test import override_settings
 
 from sportsproxy.sandbox.accounts.keys import hash_secret
+from sportsproxy.sandbox.accounts.tokens import expire_early
 from sportsproxy.sandbox.clock import ManualClock
-from sportsproxy.sandbox.models import ApiKey
+from sportsproxy.sandbox.models import ApiKey, EndedToken
 from tests.conftest import RpcCall
 from tests.support import error_code
 
@@ -89,6 +91,19 @@ def test_a_token_works_until_the_second_before_expiry_and_fails_at_it(
     answer = rpc("matches.list", {}, credential=token)
     assert error_code(answer) == "unauthorized"
     assert "expired" in answer["error"]["message"]
+
+
+def test_an_early_end_is_kept_in_the_database_and_outlives_the_cache(
+    rpc: RpcCall, token: str, clock: ManualClock
+) -> None:
+    """What a restart of the standalone sandbox does to its cache (a fresh one), a flush does here."""
+    assert expire_early(token)
+    assert EndedToken.objects.filter(token_id=claims_of(token)["jti"]).count() == 1
+    cache.clear()
+    answer = rpc("matches.list", {}, credential=token)
+    assert error_code(answer) == "unauthorized"
+    assert "ended early" in answer["error"]["message"]
+    assert not expire_early(token)  # no longer a valid token
 
 
 def test_a_token_cannot_mint_tokens(rpc: RpcCall, token: str) -> None:

@@ -20,6 +20,7 @@ from websockets.uri import parse_uri
 from sportsproxy.sandbox import conf
 from sportsproxy.sandbox.accounts.keys import hash_secret, issue_key
 from sportsproxy.sandbox.accounts.slots import held
+from sportsproxy.sandbox.accounts.tokens import expire_early
 from sportsproxy.sandbox.clock import ManualClock
 from sportsproxy.sandbox.models import Account, ApiKey
 from sportsproxy.sandbox.realtime import fanout, moments, revocation
@@ -152,6 +153,39 @@ async def test_revoking_a_key_closes_its_open_sockets_within_2_s_but_not_its_tok
 
 def revoke(key: str) -> None:
     ApiKey.objects.get(secret_hash=hash_secret(key)).revoke()
+
+
+async def test_a_token_ended_early_closes_its_sockets_within_2_s_and_no_other(server: str) -> None:
+    """`auth.expired`, then 4401, on every socket that authenticated with the token; a socket of another
+    token of the same key, and one of the key itself, stay open."""
+    key = await sync_to_async(
+        lambda: issue_key(Account.objects.create(name="ended-early", tier="starter"), "test")[1]
+    )()
+    ended, other = await mint_over_http(server, key, ttl=600), await mint_over_http(server, key, ttl=600)
+    url, origin = f"ws://{server}/sdk/v1/ws", "https://app.example.com"
+    async with (
+        connect(url, origin=origin) as first,  # type: ignore[arg-type]
+        connect(url, origin=origin) as second,  # type: ignore[arg-type]
+        connect(url, origin=origin) as by_other,  # type: ignore[arg-type]
+        connect(url) as by_key,
+    ):
+        for socket, credential in ((first, ended), (second, ended), (by_other, other)):
+            assert "result" in await call(socket, "auth", {"token": credential})
+        assert "result" in await call(first, "matches.subscribe", {"sports": ["football"]})
+        assert "result" in await call(by_key, "auth", {"apiKey": key})
+        loop = asyncio.get_running_loop()
+        ended_at = loop.time()
+        assert await sync_to_async(expire_early)(ended)
+
+        for socket in (first, second):
+            while (notice := json.loads(await asyncio.wait_for(socket.recv(), 5))).get("method") != "auth.expired":
+                pass  # an event of the subscription may come first
+            assert notice == {"jsonrpc": "2.0", "method": "auth.expired", "params": {}}
+            await asyncio.wait_for(socket.wait_closed(), 5)
+            assert socket.close_code == 4401
+        assert loop.time() - ended_at < 2
+        assert "result" in await call(by_other, "matches.list", {"limit": 1})
+        assert "result" in await call(by_key, "matches.list", {"limit": 1})
 
 
 async def test_a_client_that_stops_reading_is_closed_with_4008(server: str, clock: ManualClock, settings: Any) -> None:
