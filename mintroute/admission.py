@@ -1,8 +1,9 @@
 """The route's rules before any upstream call, written once for both entries of the view.
 
-In order: the method, authentication (the SPORTS_TOKEN_AUTHENTICATION classes, then CSRF unless
-the caller authenticated from an Authorization header a browser does not send by itself), the
-permission hook, the rate limit, the body (optional JSON `{"reason": ...}`, small, and an object or
+In order: the method, authentication (a password sent by HTTP Basic or Digest first passes the
+site's login throttle, mintroute.password_throttle; then the SPORTS_TOKEN_AUTHENTICATION classes,
+then CSRF unless the caller authenticated from an Authorization header a browser does not send by
+itself), the permission hook, the rate limit, the body (optional JSON `{"reason": ...}`, small, and an object or
 nothing: its parser is here too); then the token this login may reuse. They read sessions, the
 cache and the site's hook, all synchronous: the WSGI entry calls `admit` directly, the ASGI entry
 in one hop to Django's sync thread.
@@ -27,7 +28,7 @@ from rest_framework import authentication, exceptions
 from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 
-from mintroute import conf
+from mintroute import conf, password_throttle
 from mintroute.errors import RouteError, authentication_unavailable, misconfigured
 from mintroute.ratelimits import enforce_rate_limit
 from mintroute.reuse import login_of, reusable_token
@@ -76,13 +77,22 @@ def _authenticate(api_request: Request, first: Any) -> object:
     """Run the authentication classes (DRF's rules), then the CSRF rule; returns `request.auth`
     (None when the session authenticated).
 
+    A password in the Authorization header (Basic, Digest) is an attempt of the site's login
+    throttle: counted before any class checks it, refused 429 `rate_limited` past the limit, and
+    given back when the request authenticates.
+
     A class may refuse with DRF's AuthenticationFailed or NotAuthenticated (401). Anything else it
     raises, a database or session store it reads being unreachable included, is 503
     `authentication_unavailable`, logged with its traceback: never a 500.
     """
+    presents_password = _scheme(api_request.META.get("HTTP_AUTHORIZATION", "")) in PASSWORD_SCHEMES
+    if presents_password:
+        _count_password_attempt(api_request)
     try:
         _probe_session_store(api_request)
         user: Any = api_request.user
+        if presents_password and user and user.is_authenticated:
+            _give_back_password_attempt(api_request)
         from_an_app = _sent_by_an_app(api_request)
         if user and user.is_authenticated and not from_an_app:
             _enforce_csrf(api_request)
@@ -113,6 +123,33 @@ def _probe_session_store(api_request: Request) -> None:
         return
     if any(isinstance(each, authentication.SessionAuthentication) for each in api_request.authenticators or ()):
         caches[settings.SESSION_CACHE_ALIAS].get(session.cache_key)
+
+
+# Authorization schemes that carry a password (or a proof of one) for the route to check.
+PASSWORD_SCHEMES = frozenset({"basic", "digest"})
+
+
+def _count_password_attempt(api_request: Request) -> None:
+    """The login throttle's attempt for the password this request presents; RouteError when refused."""
+    try:
+        wait = password_throttle.attempt(api_request._request)
+    except Exception:
+        logger.exception("Login throttle store unreachable; refusing passwords until it is back")
+        raise authentication_unavailable() from None
+    if wait is not None:
+        raise RouteError(
+            429,
+            "rate_limited",
+            f"Too many failed logins from your address. Retry in {wait} s.",
+            {"Retry-After": str(wait)},
+        )
+
+
+def _give_back_password_attempt(api_request: Request) -> None:
+    try:
+        password_throttle.give_back(api_request._request)
+    except Exception:
+        logger.exception("Login throttle store unreachable; a successful password stays counted")
 
 
 # Authorization schemes a browser sends by itself (cached, or negotiated with the OS): credentials
