@@ -66,12 +66,18 @@ def serve_expecting_refusal(
 ) -> tuple[int, str]:
     """Run the launcher; (exit code, stdout + stderr). A launcher that serves instead is stopped."""
     launcher = subprocess.Popen(  # noqa: S603 - fixed command
-        command, cwd=cwd, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        command,
+        cwd=cwd,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,  # its own process group: `make` would not pass a stop on to config.serve
     )
     try:
         output, _ = launcher.communicate(timeout=REFUSED_WITHIN_SECONDS)
     except subprocess.TimeoutExpired:
-        launcher.send_signal(signal.SIGTERM)  # config.serve stops its servers
+        os.killpg(launcher.pid, signal.SIGTERM)  # config.serve stops its servers
         launcher.communicate(timeout=30)
         pytest.fail(f"make serve started instead of refusing (it served for {REFUSED_WITHIN_SECONDS} s)")
     return launcher.returncode, output
