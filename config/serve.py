@@ -37,6 +37,7 @@ Process = tuple[list[str], dict[str, str]]  # a command and its environment
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_HOST = "127.0.0.1:8000"
 STOP_SECONDS = 15  # after SIGTERM, a server that has not exited by then is killed
+SOCKET_APPLICATION = "config.socket_asgi:application"  # the socket, and nothing else
 DEBUG_REFUSAL = (
     "DJANGO_DEBUG turns debug on, and make serve is production: unset DJANGO_DEBUG (or set it to 0). "
     "For development, run make demo."
@@ -56,10 +57,14 @@ def socket_address(environment: dict[str, str]) -> str:
     return f"127.0.0.1:{int(port) + 1}"
 
 
-def socket_command(address: str, environment: dict[str, str], proxies: Proxies) -> list[str]:
+def socket_command(
+    address: str, environment: dict[str, str], proxies: Proxies | None = None, application: str = SOCKET_APPLICATION
+) -> list[str]:
+    """uvicorn as make serve runs it for the sandbox's socket (`application` another one for benchmarks)."""
+    proxies = proxies or Proxies()
     host, _, port = address.rpartition(":")
     workers = environment.get("WEB_CONCURRENCY") or str(os.cpu_count() or 1)
-    command = [sys.executable, "-m", "uvicorn", "config.socket_asgi:application", "--host", host, "--port", port]
+    command = [sys.executable, "-m", "uvicorn", application, "--host", host, "--port", port]
     command += ["--workers", workers, "--lifespan", "off"]
     if proxies.forwarded_for_read:
         command += ["--proxy-headers", "--forwarded-allow-ips", proxies.allowed]
