@@ -56,9 +56,10 @@ def test_sigterm_stops_both_servers_and_exits_0() -> None:
         [sys.executable, "-c", f"from config import serve; raise SystemExit(serve.run([({SLEEPER!r}, {{}})] * 2))"],
         cwd=serve.PROJECT_ROOT,
     )
-    time.sleep(1)
-    children = Path(f"/proc/{launcher.pid}/task/{launcher.pid}/children").read_text().split()
-    assert len(children) == 2
+    deadline = time.monotonic() + 30  # both started, however busy the machine
+    while len(children := Path(f"/proc/{launcher.pid}/task/{launcher.pid}/children").read_text().split()) < 2:
+        assert time.monotonic() < deadline, "the launcher did not start both servers within 30 s"
+        time.sleep(0.1)
     launcher.send_signal(signal.SIGTERM)
     assert launcher.wait(timeout=serve.STOP_SECONDS + 5) == 0
     assert not any(Path(f"/proc/{pid}").exists() for pid in children)  # stopped and reaped
