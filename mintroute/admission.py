@@ -14,7 +14,8 @@ from __future__ import annotations
 import inspect
 import json
 import logging
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -79,23 +80,21 @@ def _authenticate(api_request: Request, first: Any) -> object:
 
     A password in the Authorization header (Basic, Digest) is an attempt of the site's login
     throttle: counted before any class checks it, refused 429 `rate_limited` past the limit, and
-    given back when the request authenticates.
+    given back unless a class refused it (`_password_attempt`).
 
     A class may refuse with DRF's AuthenticationFailed or NotAuthenticated (401). Anything else it
     raises, a database or session store it reads being unreachable included, is 503
     `authentication_unavailable`, logged with its traceback: never a 500.
     """
-    presents_password = _scheme(api_request.META.get("HTTP_AUTHORIZATION", "")) in PASSWORD_SCHEMES
-    if presents_password:
-        _count_password_attempt(api_request)
     try:
         _probe_session_store(api_request)
-        user: Any = api_request.user
-        if presents_password and user and user.is_authenticated:
-            _give_back_password_attempt(api_request)
+        with _password_attempt(api_request):
+            user: Any = api_request.user
         from_an_app = _sent_by_an_app(api_request)
         if user and user.is_authenticated and not from_an_app:
             _enforce_csrf(api_request)
+    except RouteError:
+        raise  # the login throttle's refusal
     except (exceptions.ParseError, exceptions.UnsupportedMediaType, RequestDataTooBig) as error:
         raise _bad_body(error) from None  # the CSRF check reads the body (request.POST) of a form post
     except exceptions.PermissionDenied:  # the only refusal authentication raises besides 401: CSRF
@@ -127,6 +126,27 @@ def _probe_session_store(api_request: Request) -> None:
 
 # Authorization schemes that carry a password (or a proof of one) for the route to check.
 PASSWORD_SCHEMES = frozenset({"basic", "digest"})
+
+
+@contextmanager
+def _password_attempt(api_request: Request) -> Iterator[None]:
+    """Around the classes' check of the request's credentials: when they include a password (Basic,
+    Digest), one attempt of the site's login throttle, counted first (RouteError 429 past the limit:
+    nothing is checked), and given back unless a class refused the password (AuthenticationFailed).
+    A password no class reads, or one that authenticates, is no failure."""
+    if _scheme(api_request.META.get("HTTP_AUTHORIZATION", "")) not in PASSWORD_SCHEMES:
+        yield
+        return
+    _count_password_attempt(api_request)
+    refused = False
+    try:
+        yield
+    except exceptions.AuthenticationFailed:
+        refused = True
+        raise
+    finally:
+        if not refused:
+            _give_back_password_attempt(api_request)
 
 
 def _count_password_attempt(api_request: Request) -> None:

@@ -153,3 +153,12 @@ def test_a_login_form_caller_past_the_proxy_counts_by_its_own_address(settings: 
         assert caller.post("/accounts/login/", {"username": "alice", "password": "g"}, **spoofed).status_code == 200
     spoofed = {"HTTP_X_FORWARDED_FOR": "198.51.100.99"}
     assert caller.post("/accounts/login/", {"username": "alice", "password": PASSWORD}, **spoofed).status_code == 429
+
+
+def test_a_password_no_listed_class_reads_is_no_failure(settings: Any, alice: User) -> None:
+    """A site behind a proxy's own Basic login: the header rides on every request, and the route,
+    which lists only the session, never checks it."""
+    settings.SPORTS_TOKEN_AUTHENTICATION = [SESSION]
+    for _ in range(LIMIT + 5):
+        assert_refusal(route_with(basic("for-the-proxy")), 401, "not_authenticated")
+    assert form_login(PASSWORD).status_code == 302
