@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
+from mintroute.conf import DEFAULT_TRUSTED_PROXIES
 from sportsproxy.sandbox.conf import MAX_BODY_BYTES as MAX_MESSAGE_BYTES
 
 Process = tuple[list[str], dict[str, str]]  # a command and its environment
@@ -84,7 +85,7 @@ class Proxies:
     """Whose forwarded headers the servers believe: `allowed`, FORWARDED_ALLOW_IPS's comma-separated
     addresses and networks (SPORTS_TRUSTED_PROXIES); X-Forwarded-For only if `forwarded_for_read`."""
 
-    allowed: str = "127.0.0.0/8,::1"
+    allowed: str = ",".join(DEFAULT_TRUSTED_PROXIES)
     forwarded_for_read: bool = False
 
 
