@@ -11,9 +11,11 @@ HOST ?= 127.0.0.1:8000
 include $(wildcard config/*/make.mk)
 
 
-# Production: settings from the environment (docs/deploy.md); gunicorn for HTTP on $(HOST), and
-# uvicorn for the sandbox's WebSocket when it is mounted (config/serve.py). `check --deploy` runs before
-# migrate and again before serving; any error refuses the start, exit 1 (docs/settings.md lists the ids).
+# Production: settings from the environment alone (docs/deploy.md); gunicorn for HTTP on $(HOST), and
+# uvicorn for the sandbox's WebSocket when it is mounted (config/serve.py). Debug is off unless DJANGO_DEBUG
+# says otherwise, and then the start is refused; with debug off no step reads .env. `check --deploy` runs
+# before migrate and again before serving; any error refuses the start, exit 1 (docs/settings.md lists the ids).
+serve: export DJANGO_DEBUG ?= 0
 serve: install
 	$(PY) -m config.serve --check
 	$(PY) manage.py migrate --no-input

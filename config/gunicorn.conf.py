@@ -1,7 +1,8 @@
 """Gunicorn's settings for the site's HTTP (`make serve` passes this file; docs/deploy.md says why).
 
 Everything comes from the environment: `HOST` (127.0.0.1:8000), `WEB_CONCURRENCY` (one worker
-process per core), `WEB_THREADS` (threads per worker), `FORWARDED_ALLOW_IPS` (the proxy in front).
+process per core), `WEB_THREADS` (threads per worker), `FORWARDED_ALLOW_IPS` (the proxies in front:
+config/serve.py sets it from SPORTS_TRUSTED_PROXIES, the list the site's limits believe).
 With metrics on, config/serve.py sets PROMETHEUS_MULTIPROC_DIR, and `child_exit` tells
 prometheus_client that a worker is gone, as the library's multiprocess mode asks.
 """

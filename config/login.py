@@ -3,12 +3,10 @@ attempts per minute per client IP across all of them, then 429 until the minute 
 checking the password. Copy this pattern for your own site's login forms.
 
 `throttled(view)` wraps any login view (Django's LoginView, `admin.site.login`), as django-axes
-does, so every form counts in the same two counters. They live in the Django cache through
-django-ratelimit (share it between processes, e.g. Redis) and key on the mint route's client-IP
-rule, so proxies and IPv4-mapped addresses are grouped alike. Failures are counted as attempts
-minus successes: every attempt is counted before its password is checked, so a burst of concurrent
-guesses cannot all slip past the check; a successful login (Django's `user_logged_in` during a
-counted attempt) is given back.
+does, so every form counts in the same count as the mint route's HTTP Basic or Digest
+(mintroute.password_throttle: the counters, in the Django cache, keyed on the route's client-IP
+rule). Every attempt is counted before its password is checked; a successful login (Django's
+`user_logged_in` during a counted attempt) is given back.
 """
 
 from __future__ import annotations
@@ -23,14 +21,11 @@ from django.contrib.auth.signals import user_logged_in
 from django.dispatch import receiver
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
-from django_ratelimit.core import get_usage
 
-from mintroute import metrics
-from mintroute.ratelimits import client_ip
+from mintroute import metrics, password_throttle
 
 logger = logging.getLogger(__name__)
 
-FAILED_LOGIN_RATE = "10/m"  # per client IP, across every login form
 STORE_RETRY_SECONDS = 5
 COUNTED = "_login_throttle_counted"  # set on a request whose attempt the throttle counted
 
@@ -45,14 +40,12 @@ def throttled(view: LoginView) -> LoginView:
         if request.method != "POST":
             return view(request, *args, **kwargs)
         try:
-            attempts = _count(request, "attempts", increment=True)
-            successes = _count(request, "successes", increment=False)
+            wait = password_throttle.attempt(request)
         except Exception:
             logger.exception("Login throttle store unreachable; refusing logins until it is back")
             message = "Logging in is unavailable (the throttle's store cannot be reached). Try again shortly."
             return _refused(view, request, message, status=503, wait=STORE_RETRY_SECONDS, args=args, kwargs=kwargs)
-        if attempts["count"] - successes["count"] > attempts["limit"]:
-            wait = max(1, int(attempts["time_left"]) + 1)  # the window still holds at its last second
+        if wait is not None:
             message = f"Too many failed logins from your address. Try again in {wait} s."
             metrics.count_login_throttled()
             return _refused(view, request, message, status=429, wait=wait, args=args, kwargs=kwargs)
@@ -68,25 +61,9 @@ def _give_back_a_success(sender: Any, request: HttpRequest | None, **kwargs: Any
     if request is None or not getattr(request, COUNTED, False):
         return  # a login no throttled form counted (a test client, a signup) gives nothing back
     try:
-        _count(request, "successes", increment=True)
+        password_throttle.give_back(request)
     except Exception:
         logger.exception("Login throttle store unreachable; a successful login stays counted")
-
-
-def _ip_key(group: str, request: HttpRequest) -> str:
-    return client_ip(request)
-
-
-def _count(request: HttpRequest, counted: str, *, increment: bool) -> dict[str, Any]:
-    """django-ratelimit's usage of one counter; raises when its store gives no answer."""
-    usage: dict[str, Any] | None = get_usage(
-        request, group=f"login:{counted}", key=_ip_key, rate=FAILED_LOGIN_RATE, increment=increment
-    )
-    if usage is None:  # RATELIMIT_ENABLE = False: nothing is counted
-        return {"count": 0, "limit": 1, "time_left": 0}
-    if usage["limit"] == 0 and usage["time_left"] == -1:  # django-ratelimit's "cache failed" answer
-        raise ConnectionError("the rate-limit store gave no count")
-    return usage
 
 
 def _refused(

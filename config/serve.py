@@ -1,10 +1,18 @@
 """`make serve`: the production configuration, served from the environment (docs/deploy.md).
 
+Production always: debug is off when `DJANGO_DEBUG` is unset, and a `DJANGO_DEBUG` that turns it
+on refuses the start (`make demo` is the development server). With debug off the settings read no
+`.env` file (config/settings.py).
+
 - The site's HTTP: gunicorn with threaded WSGI workers on `HOST` (config/gunicorn.conf.py).
 - With the sandbox mounted (`SPORTS_SANDBOX`), its WebSocket too: uvicorn serving only the
-  socket, on `SPORTS_SANDBOX_WS_HOST` (default: `HOST`'s port plus one), with as many worker
-  processes. The page learns the address from `SPORTS_PUBLIC_WS_URL`, which is set for it when
-  the environment does not.
+  socket (config/socket_asgi.py: any other request is 404), on `SPORTS_SANDBOX_WS_HOST` (default:
+  `HOST`'s port plus one), with as many worker processes. The page learns the address from
+  `SPORTS_PUBLIC_WS_URL`, which is set for it when the environment does not.
+
+Both servers believe forwarded headers only from `SPORTS_TRUSTED_PROXIES`, as the route's limits do
+(their FORWARDED_ALLOW_IPS is set from it), and uvicorn reads X-Forwarded-For only with
+`SPORTS_TRUSTED_PROXY_COUNT` above 0.
 
 With SPORTS_METRICS on, the workers count in prometheus_client's multiprocess mode: a folder for
 their files (PROMETHEUS_MULTIPROC_DIR, or a new private one) is emptied before they start, so counts
@@ -24,14 +32,23 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
+from mintroute.conf import DEFAULT_TRUSTED_PROXIES
 from sportsproxy.sandbox.conf import MAX_BODY_BYTES as MAX_MESSAGE_BYTES
+
+Process = tuple[list[str], dict[str, str]]  # a command and its environment
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_HOST = "127.0.0.1:8000"
 STOP_SECONDS = 15  # after SIGTERM, a server that has not exited by then is killed
+SOCKET_APPLICATION = "config.socket_asgi:application"  # the socket, and nothing else
+DEBUG_REFUSAL = (
+    "DJANGO_DEBUG turns debug on, and make serve is production: unset DJANGO_DEBUG (or set it to 0). "
+    "For development, run make demo."
+)
 
 
 def http_command() -> list[str]:
@@ -39,19 +56,27 @@ def http_command() -> list[str]:
 
 
 def socket_address(environment: dict[str, str]) -> str:
-    """Where the sandbox's WebSocket is served: SPORTS_SANDBOX_WS_HOST, or HOST's port plus one."""
+    """Where the sandbox's WebSocket is served: SPORTS_SANDBOX_WS_HOST, or loopback on HOST's port plus
+    one (the proxy in front reaches it there; nobody else should)."""
     if environment.get("SPORTS_SANDBOX_WS_HOST"):
         return environment["SPORTS_SANDBOX_WS_HOST"]
-    host, _, port = (environment.get("HOST") or DEFAULT_HOST).rpartition(":")
-    return f"{host}:{int(port) + 1}"
+    _, _, port = (environment.get("HOST") or DEFAULT_HOST).rpartition(":")
+    return f"127.0.0.1:{int(port) + 1}"
 
 
-def socket_command(address: str, environment: dict[str, str]) -> list[str]:
+def socket_command(
+    address: str, environment: dict[str, str], proxies: Proxies | None = None, application: str = SOCKET_APPLICATION
+) -> list[str]:
+    """uvicorn as make serve runs it for the sandbox's socket (`application` another one for benchmarks)."""
+    proxies = proxies or Proxies()
     host, _, port = address.rpartition(":")
     workers = environment.get("WEB_CONCURRENCY") or str(os.cpu_count() or 1)
-    proxies = environment.get("FORWARDED_ALLOW_IPS") or "127.0.0.1"
-    command = [sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", host, "--port", port]
-    command += ["--workers", workers, "--proxy-headers", "--forwarded-allow-ips", proxies, "--lifespan", "off"]
+    command = [sys.executable, "-m", "uvicorn", application, "--host", host, "--port", port]
+    command += ["--workers", workers, "--lifespan", "off"]
+    if proxies.forwarded_for_read:
+        command += ["--proxy-headers", "--forwarded-allow-ips", proxies.allowed]
+    else:
+        command += ["--no-proxy-headers"]
     # Per-message deflate would compress every event frame once per subscriber (docs/service.md).
     command += ["--ws", "websockets-sansio", "--ws-per-message-deflate", "false"]
     # A frame over the service's message size is refused (close 1009) from its header, before its
@@ -76,16 +101,34 @@ def metrics_folder(environment: dict[str, str]) -> tuple[Path, bool]:
     return folder, False
 
 
-def plan(environment: dict[str, str], sandbox: bool) -> list[tuple[list[str], dict[str, str]]]:
+@dataclass(frozen=True)
+class Proxies:
+    """Whose forwarded headers the servers believe: `allowed`, FORWARDED_ALLOW_IPS's comma-separated
+    addresses and networks (SPORTS_TRUSTED_PROXIES); X-Forwarded-For only if `forwarded_for_read`."""
+
+    allowed: str = ",".join(DEFAULT_TRUSTED_PROXIES)
+    forwarded_for_read: bool = False
+
+
+def plan(environment: dict[str, str], sandbox: bool, proxies: Proxies = Proxies()) -> list[Process]:
     """The processes to start, each with its environment."""
+    environment = {**environment, "FORWARDED_ALLOW_IPS": proxies.allowed}  # read by gunicorn's configuration
     if not sandbox:
         return [(http_command(), environment)]
     address = socket_address(environment)
     page = {"SPORTS_PUBLIC_WS_URL": environment.get("SPORTS_PUBLIC_WS_URL") or f"ws://{address}/sdk/v1/ws"}
-    return [(http_command(), {**environment, **page}), (socket_command(address, environment), environment)]
+    return [(http_command(), {**environment, **page}), (socket_command(address, environment, proxies), environment)]
 
 
-def run(processes: list[tuple[list[str], dict[str, str]]]) -> int:
+def proxies_of_the_settings() -> Proxies:
+    """SPORTS_TRUSTED_PROXIES and SPORTS_TRUSTED_PROXY_COUNT, as the route's limits read them."""
+    from mintroute import conf
+
+    allowed = ",".join(str(network) for network in conf.trusted_proxies())
+    return Proxies(allowed=allowed, forwarded_for_read=conf.trusted_proxy_count() > 0)
+
+
+def run(processes: list[Process]) -> int:
     """Start every process; when one ends or a stop signal comes, stop the rest. Its exit code."""
     children = [subprocess.Popen(command, cwd=PROJECT_ROOT, env=env) for command, env in processes]  # noqa: S603
     stopping = False
@@ -122,6 +165,10 @@ def refusal() -> str | None:
 
     try:
         django.setup()
+        from django.conf import settings
+
+        if settings.DEBUG:
+            return DEBUG_REFUSAL
         # Warnings are printed and served anyway; an error (a per-process rate-limit cache, a weak
         # secret, ...) stops the start, since every worker would serve it.
         call_command("check", deploy=True, fail_level="ERROR")
@@ -136,6 +183,7 @@ def main(arguments: list[str]) -> None:
     """Serve; with `--check`, only run the deploy checks (make serve runs them before `migrate`
     touches the database, and again here, after it, for what only a migrated database shows)."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    os.environ.setdefault("DJANGO_DEBUG", "0")  # production unless told otherwise (and then refused)
     reason = refusal()
     if reason is not None:
         sys.exit(f"make serve refuses to start: {reason}")
@@ -144,11 +192,12 @@ def main(arguments: list[str]) -> None:
     from django.conf import settings
 
     environment = dict(os.environ)
+    sandbox, proxies = bool(settings.SPORTS_SANDBOX), proxies_of_the_settings()
     if not settings.SPORTS_METRICS:
-        sys.exit(run(plan(environment, sandbox=bool(settings.SPORTS_SANDBOX))))
+        sys.exit(run(plan(environment, sandbox=sandbox, proxies=proxies)))
     folder, made = metrics_folder(environment)
     try:
-        code = run(plan({**environment, MULTIPROCESS_DIR: str(folder)}, sandbox=bool(settings.SPORTS_SANDBOX)))
+        code = run(plan({**environment, MULTIPROCESS_DIR: str(folder)}, sandbox=sandbox, proxies=proxies))
     finally:
         if made:
             shutil.rmtree(folder, ignore_errors=True)

@@ -8,6 +8,7 @@ cache and the embedded sandbox service. docs/settings.md lists them.
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import django_stubs_ext
@@ -25,26 +26,39 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
 
-# The `.env` file fills in variables the environment does not set. DJANGO_ENV_FILE=""
+# Production takes its settings from the environment alone: with DJANGO_DEBUG off there, the
+# `.env` file is not read, so a secret or key that `make demo` wrote to it never fills a production
+# setting. Otherwise `.env` fills in variables the environment does not set. DJANGO_ENV_FILE=""
 # reads none (the test suite does this so a developer's `.env` cannot leak into tests).
-ENV_FILE = env.str("DJANGO_ENV_FILE", default=str(BASE_DIR / ".env"))
+PRODUCTION_BY_ENVIRONMENT = "DJANGO_DEBUG" in os.environ and not env.bool("DJANGO_DEBUG")
+ENV_FILE = "" if PRODUCTION_BY_ENVIRONMENT else env.str("DJANGO_ENV_FILE", default=str(BASE_DIR / ".env"))
 if ENV_FILE and Path(ENV_FILE).is_file():
     env.read_env(ENV_FILE, overwrite=False)
 
 
 # --- Core --------------------------------------------------------------------------
 
-# SECURITY WARNING: never run with DEBUG on in production.
+# SECURITY WARNING: never run with DEBUG on in production (`make serve` refuses to).
 DEBUG = env.bool("DJANGO_DEBUG", default=True)
+if not DEBUG and not PRODUCTION_BY_ENVIRONMENT:
+    raise ImproperlyConfigured(
+        f"DJANGO_DEBUG is off in {ENV_FILE}, but production reads no .env file: set DJANGO_DEBUG=0 and "
+        "the production settings in the environment instead, or remove DJANGO_DEBUG from the file."
+    )
+
+# Secrets and keys are read as written, with os.environ: django-environ would read a value that
+# starts with `$` as the name of another variable (its "proxy" values), and 1 in 50 of the keys
+# Django's get_random_secret_key() makes start so.
 
 # SECURITY WARNING: keep the secret key used in production secret. Without one, a
 # development run gets a random key per process (write a stable one into `.env` so that
 # logins survive runserver reloads); production refuses to start.
-SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="")
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured(
-            "DJANGO_SECRET_KEY is not set. Set it to a long random value when DJANGO_DEBUG is off."
+            "DJANGO_SECRET_KEY is not set. Set it in the environment to a long random value when DJANGO_DEBUG "
+            "is off (production reads no .env file)."
         )
     SECRET_KEY = get_random_secret_key()
 
@@ -207,9 +221,9 @@ if env.bool("DJANGO_BEHIND_TLS_PROXY", default=False):
 # --- The sports-data service -------------------------------------------------------
 
 # SECURITY WARNING: the API key stays on the server (with the sandbox: `manage.py sandbox_key create`).
-SPORTS_API_KEY = env.str("SPORTS_API_KEY", default="")
+SPORTS_API_KEY = os.environ.get("SPORTS_API_KEY", "")  # as written (see SECRET_KEY)
 # During a rotation: the key being replaced, tried once when SPORTS_API_KEY is refused.
-SPORTS_API_KEY_PREVIOUS = env.str("SPORTS_API_KEY_PREVIOUS", default="")
+SPORTS_API_KEY_PREVIOUS = os.environ.get("SPORTS_API_KEY_PREVIOUS", "")  # as written (see SECRET_KEY)
 
 # Unset: the embedded sandbox answers in-process. Set: the address of the real service
 # (or of a sandbox served by another process).
@@ -243,7 +257,7 @@ SPORTS_SANDBOX_SLOT_HEARTBEAT = env.float("SPORTS_SANDBOX_SLOT_HEARTBEAT", defau
 
 # SECURITY WARNING: the sandbox signs its JWTs with this (32+ random bytes, never
 # SECRET_KEY). Without one, a development run gets a random key per process.
-SPORTS_SANDBOX_SIGNING_KEY = env.str("SPORTS_SANDBOX_SIGNING_KEY", default="")
+SPORTS_SANDBOX_SIGNING_KEY = os.environ.get("SPORTS_SANDBOX_SIGNING_KEY", "")  # as written (see SECRET_KEY)
 if not SPORTS_SANDBOX_SIGNING_KEY:
     if SPORTS_SANDBOX and not DEBUG:
         raise ImproperlyConfigured(
@@ -271,6 +285,9 @@ SPORTS_TOKEN_SHARING = env.str("SPORTS_TOKEN_SHARING", default=project.TOKEN_SHA
 # SECURITY WARNING: proxies in front of Django that append to X-Forwarded-For. 0 (direct)
 # ignores the header; a higher number than reality lets clients pick their rate-limit IP.
 SPORTS_TRUSTED_PROXY_COUNT = env.int("SPORTS_TRUSTED_PROXY_COUNT", default=0)
+# The peers whose X-Forwarded-For is read (addresses or CIDR networks): any other peer counts by its
+# own address, whatever it sends. `make serve` gives uvicorn and gunicorn the same list.
+SPORTS_TRUSTED_PROXIES = env.list("SPORTS_TRUSTED_PROXIES", default=["127.0.0.0/8", "::1"])
 
 
 # --- Operating it: GET /readyz and GET /metrics (docs/operations.md) -------------------

@@ -1,9 +1,10 @@
 """The route's rules before any upstream call, written once for both entries of the view.
 
-In order: the method, authentication (the SPORTS_TOKEN_AUTHENTICATION classes, then CSRF unless
-the caller authenticated from an Authorization header a browser does not send by itself), the
-permission hook, the rate limit (in "site" mode its per-IP part only for a request that reaches the
-single flight), the body (optional JSON `{"reason": ...}`, small, and an object or
+In order: the method, authentication (a password sent by HTTP Basic or Digest first passes the
+site's login throttle, mintroute.password_throttle; then the SPORTS_TOKEN_AUTHENTICATION classes,
+then CSRF unless the caller authenticated from an Authorization header a browser does not send by
+itself), the permission hook, the rate limit (in "site" mode its per-IP part only for a request that
+reaches the single flight), the body (optional JSON `{"reason": ...}`, small, and an object or
 nothing: its parser is here too); then the token this login may reuse. They read sessions, the
 cache and the site's hook, all synchronous: the WSGI entry calls `admit` directly, the ASGI entry
 in one hop to Django's sync thread.
@@ -14,7 +15,8 @@ from __future__ import annotations
 import inspect
 import json
 import logging
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -28,7 +30,7 @@ from rest_framework import authentication, exceptions
 from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 
-from mintroute import conf
+from mintroute import conf, password_throttle
 from mintroute.errors import RouteError, authentication_unavailable, misconfigured
 from mintroute.ratelimits import PER_IP, PER_USER, enforce_rate_limit
 from mintroute.reuse import login_of, reusable_token
@@ -84,16 +86,23 @@ def _authenticate(api_request: Request, first: Any) -> object:
     """Run the authentication classes (DRF's rules), then the CSRF rule; returns `request.auth`
     (None when the session authenticated).
 
+    A password in the Authorization header (Basic, Digest) is an attempt of the site's login
+    throttle: counted before any class checks it, refused 429 `rate_limited` past the limit, and
+    given back unless a class refused it (`_password_attempt`).
+
     A class may refuse with DRF's AuthenticationFailed or NotAuthenticated (401). Anything else it
     raises, a database or session store it reads being unreachable included, is 503
     `authentication_unavailable`, logged with its traceback: never a 500.
     """
     try:
         _probe_session_store(api_request)
-        user: Any = api_request.user
+        with _password_attempt(api_request):
+            user: Any = api_request.user
         from_an_app = _sent_by_an_app(api_request)
         if user and user.is_authenticated and not from_an_app:
             _enforce_csrf(api_request)
+    except RouteError:
+        raise  # the login throttle's refusal
     except (exceptions.ParseError, exceptions.UnsupportedMediaType, RequestDataTooBig) as error:
         raise _bad_body(error) from None  # the CSRF check reads the body (request.POST) of a form post
     except exceptions.PermissionDenied:  # the only refusal authentication raises besides 401: CSRF
@@ -121,6 +130,54 @@ def _probe_session_store(api_request: Request) -> None:
         return
     if any(isinstance(each, authentication.SessionAuthentication) for each in api_request.authenticators or ()):
         caches[settings.SESSION_CACHE_ALIAS].get(session.cache_key)
+
+
+# Authorization schemes that carry a password (or a proof of one) for the route to check.
+PASSWORD_SCHEMES = frozenset({"basic", "digest"})
+
+
+@contextmanager
+def _password_attempt(api_request: Request) -> Iterator[None]:
+    """Around the classes' check of the request's credentials: when they include a password (Basic,
+    Digest), one attempt of the site's login throttle, counted first (RouteError 429 past the limit:
+    nothing is checked), and given back unless a class refused the password (AuthenticationFailed).
+    A password no class reads, or one that authenticates, is no failure."""
+    if _scheme(api_request.META.get("HTTP_AUTHORIZATION", "")) not in PASSWORD_SCHEMES:
+        yield
+        return
+    _count_password_attempt(api_request)
+    refused = False
+    try:
+        yield
+    except exceptions.AuthenticationFailed:
+        refused = True
+        raise
+    finally:
+        if not refused:
+            _give_back_password_attempt(api_request)
+
+
+def _count_password_attempt(api_request: Request) -> None:
+    """The login throttle's attempt for the password this request presents; RouteError when refused."""
+    try:
+        wait = password_throttle.attempt(api_request._request)
+    except Exception:
+        logger.exception("Login throttle store unreachable; refusing passwords until it is back")
+        raise authentication_unavailable() from None
+    if wait is not None:
+        raise RouteError(
+            429,
+            "rate_limited",
+            f"Too many failed logins from your address. Retry in {wait} s.",
+            {"Retry-After": str(wait)},
+        )
+
+
+def _give_back_password_attempt(api_request: Request) -> None:
+    try:
+        password_throttle.give_back(api_request._request)
+    except Exception:
+        logger.exception("Login throttle store unreachable; a successful password stays counted")
 
 
 # Authorization schemes a browser sends by itself (cached, or negotiated with the OS): credentials

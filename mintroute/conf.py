@@ -32,6 +32,9 @@ DEFAULT_RATE = "10/m"
 DEFAULT_PERMISSION = "mintroute.permissions.is_active_user"
 DEFAULT_AUTHENTICATION = ("mintroute.authentication.SessionAuthentication",)
 SHARING_MODES = ("login", "site")
+DEFAULT_TRUSTED_PROXIES = ("127.0.0.0/8", "::1")  # the loopback networks: a proxy on the same machine
+
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 TTL = Problem(
     "mintroute.E001",
@@ -56,6 +59,12 @@ PROXIES = Problem(
     "SPORTS_TRUSTED_PROXY_COUNT",
     "SPORTS_TRUSTED_PROXY_COUNT must be a whole number (0 when Django faces clients directly).",
     "Set it to the number of proxies in front of Django that append to X-Forwarded-For.",
+)
+TRUSTED_PROXIES = Problem(
+    "mintroute.E004",
+    "SPORTS_TRUSTED_PROXIES",
+    'SPORTS_TRUSTED_PROXIES must be a list of IP addresses or networks (CIDR), e.g. "10.0.0.5, 10.1.0.0/16".',
+    "List the addresses your proxies connect to Django from; the default is the loopback networks.",
 )
 AUTHENTICATION = Problem(
     "mintroute.E005",
@@ -112,6 +121,24 @@ def trusted_proxy_count() -> int:
     if count < 0 or isinstance(raw, bool | float):
         raise SettingsError(PROXIES)
     return count
+
+
+def trusted_proxies() -> tuple[IPNetwork, ...]:
+    """SPORTS_TRUSTED_PROXIES: the peers whose X-Forwarded-For is read (a list, or one comma-separated string)."""
+    listed = getattr(settings, "SPORTS_TRUSTED_PROXIES", DEFAULT_TRUSTED_PROXIES)
+    if isinstance(listed, str):
+        listed = listed.split(",")
+    if not isinstance(listed, Sequence) or not all(isinstance(entry, str) for entry in listed):
+        raise SettingsError(TRUSTED_PROXIES)
+    return _networks(tuple(entry.strip() for entry in listed if entry.strip()))
+
+
+@cache
+def _networks(entries: tuple[str, ...]) -> tuple[IPNetwork, ...]:
+    try:
+        return tuple(ipaddress.ip_network(entry, strict=False) for entry in entries)
+    except ValueError:
+        raise SettingsError(TRUSTED_PROXIES) from None
 
 
 def authentication_classes() -> tuple[type[Any], ...]:
@@ -203,7 +230,15 @@ def token_sharing() -> str:
     return str(mode)
 
 
-READERS = (token_ttl, token_rate, permission, trusted_proxy_count, authentication_apps, token_sharing)
+READERS = (
+    token_ttl,
+    token_rate,
+    permission,
+    trusted_proxy_count,
+    trusted_proxies,
+    authentication_apps,
+    token_sharing,
+)
 
 
 def problems() -> list[Problem]:

@@ -8,7 +8,9 @@ without a limit, because an unthrottled mint route lets a scraper spend the acco
 With SPORTS_TRUSTED_PROXY_COUNT = 0 (the default) it is REMOTE_ADDR: X-Forwarded-For
 is ignored, because any client can send it. Behind N proxies that each append the
 address they saw, the client is the Nth address from the right; addresses further
-left were written by the client and are not trusted.
+left were written by the client and are not trusted. The header is read only when the
+connection's own peer (REMOTE_ADDR) is one of SPORTS_TRUSTED_PROXIES: a client that reaches
+the server past the proxy counts by its own address, whatever header it sends.
 
 Every limit of the site (the route's and the login's) groups clients by this one function: an
 IPv4 client counts per address, also when it reaches a server bound to `[::]` as an IPv4-mapped
@@ -96,10 +98,11 @@ def _store_unavailable() -> RouteError:
 
 
 def client_ip(request: HttpRequest) -> str:
-    address = _forwarded_for(request, conf.trusted_proxy_count()) or str(request.META.get("REMOTE_ADDR", ""))
-    try:
-        parsed = ipaddress.ip_address(address)
-    except ValueError:
+    peer = str(request.META.get("REMOTE_ADDR", ""))
+    proxies = conf.trusted_proxy_count()
+    forwarded = _forwarded_for(request, proxies) if proxies > 0 and _is_trusted_proxy(peer) else None
+    parsed = _address(forwarded or peer)
+    if parsed is None:
         return "unknown"
     if isinstance(parsed, ipaddress.IPv6Address):
         carried = ipv4_inside(parsed)
@@ -107,6 +110,22 @@ def client_ip(request: HttpRequest) -> str:
             return str(carried)
         return str(ipaddress.ip_network(f"{parsed}/{IPV6_PREFIX}", strict=False).network_address)
     return str(parsed)
+
+
+def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(text)
+    except ValueError:
+        return None
+
+
+def _is_trusted_proxy(peer: str) -> bool:
+    """True when the connection comes from one of SPORTS_TRUSTED_PROXIES (an IPv4 peer seen by a
+    server bound to `[::]` as its IPv4 address)."""
+    address = _address(peer)
+    if isinstance(address, ipaddress.IPv6Address):
+        address = address.ipv4_mapped or address
+    return address is not None and any(address in network for network in conf.trusted_proxies())
 
 
 def ipv4_inside(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
@@ -119,8 +138,6 @@ def ipv4_inside(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
 
 
 def _forwarded_for(request: HttpRequest, trusted_proxies: int) -> str | None:
-    if trusted_proxies <= 0:
-        return None
     header = str(request.META.get("HTTP_X_FORWARDED_FOR", ""))
     hops = [hop.strip() for hop in header.split(",") if hop.strip()]
     if len(hops) < trusted_proxies:

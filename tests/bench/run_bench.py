@@ -92,8 +92,9 @@ def descendants(pid: int) -> list[int]:
 
 
 # Each started with `{port}` replaced by a free port (and HOST set to 127.0.0.1:{port}). The
-# sandbox runs under the uvicorn command `make serve` gives its socket (serving HTTP too here).
-UVICORN = serve.socket_command("127.0.0.1:{port}", {"WEB_CONCURRENCY": "1"})
+# sandbox runs under the uvicorn command `make serve` gives its socket, serving the whole site here.
+WHOLE_SITE = "config.asgi:application"
+UVICORN = serve.socket_command("127.0.0.1:{port}", {"WEB_CONCURRENCY": "1"}, application=WHOLE_SITE)
 MAKE_SERVE = [sys.executable, "-m", "config.serve"]  # what `make serve` runs, on HOST
 SLOW_UPSTREAM = [*slow_upstream.command("{port}"), "--log-level", "warning"]
 
@@ -474,7 +475,9 @@ class Bench:
         peer_command += ["--worker-class", "gthread", "--workers", str(SERVING_WORKERS), "--threads", "100"]
         peer_command += ["--no-control-socket", "--log-level", "warning"]
         # uvicorn serving everything, as docs/deploy.md ran it before make serve
-        previous = serve.socket_command("127.0.0.1:{port}", {"WEB_CONCURRENCY": str(SERVING_WORKERS)})
+        previous = serve.socket_command(
+            "127.0.0.1:{port}", {"WEB_CONCURRENCY": str(SERVING_WORKERS)}, application=WHOLE_SITE
+        )
         servers = {
             "make serve": Server(environment, MAKE_SERVE),
             "gunicorn gthread": Server(environment, peer_command),

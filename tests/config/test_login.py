@@ -120,6 +120,7 @@ def test_the_limit_ends_with_its_minute(user: User, monkeypatch: pytest.MonkeyPa
 
 def test_the_client_ip_is_the_routes_rule_behind_a_proxy(user: User, settings: Any) -> None:
     settings.SPORTS_TRUSTED_PROXY_COUNT = 1
+    settings.SPORTS_TRUSTED_PROXIES = ["10.0.0.2"]
     proxy = Client(REMOTE_ADDR="10.0.0.2")
     for number in range(10):
         proxy.post("/accounts/login/", {"username": "alice", "password": f"g{number}"}, HTTP_X_FORWARDED_FOR=ATTACKER)

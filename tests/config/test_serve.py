@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from config import serve
 
@@ -24,7 +25,7 @@ def test_without_the_sandbox_only_gunicorn_serves() -> None:
 def test_with_the_sandbox_uvicorn_serves_its_socket_on_the_next_port_and_the_page_is_told() -> None:
     (http, http_environment), (socket, _) = serve.plan({"HOST": "127.0.0.1:9000"}, sandbox=True)
     assert http[2] == "gunicorn"
-    assert socket[2:4] == ["uvicorn", "config.asgi:application"]
+    assert socket[2:4] == ["uvicorn", "config.socket_asgi:application"]  # the socket, and nothing else
     assert socket[socket.index("--port") + 1] == "9001"
     assert socket[socket.index("--ws-per-message-deflate") + 1] == "false"
     assert socket[socket.index("--ws-max-size") + 1] == "65536"  # the contract's frame cap (1009 above it)
@@ -55,9 +56,10 @@ def test_sigterm_stops_both_servers_and_exits_0() -> None:
         [sys.executable, "-c", f"from config import serve; raise SystemExit(serve.run([({SLEEPER!r}, {{}})] * 2))"],
         cwd=serve.PROJECT_ROOT,
     )
-    time.sleep(1)
-    children = Path(f"/proc/{launcher.pid}/task/{launcher.pid}/children").read_text().split()
-    assert len(children) == 2
+    deadline = time.monotonic() + 30  # both started, however busy the machine
+    while len(children := Path(f"/proc/{launcher.pid}/task/{launcher.pid}/children").read_text().split()) < 2:
+        assert time.monotonic() < deadline, "the launcher did not start both servers within 30 s"
+        time.sleep(0.1)
     launcher.send_signal(signal.SIGTERM)
     assert launcher.wait(timeout=serve.STOP_SECONDS + 5) == 0
     assert not any(Path(f"/proc/{pid}").exists() for pid in children)  # stopped and reaped
@@ -78,3 +80,32 @@ def test_the_metrics_folder_is_made_private_or_emptied_of_the_last_runs_counts(t
     folder, ours = serve.metrics_folder({"PROMETHEUS_MULTIPROC_DIR": str(named)})
     assert (folder, ours) == (named, False)  # the operator's folder stays after the run
     assert sorted(path.name for path in named.iterdir()) == ["notes.txt"]
+
+
+def test_the_socket_server_listens_on_loopback_unless_configured() -> None:
+    (_, http_environment), (socket, _) = serve.plan({"HOST": "0.0.0.0:9000"}, sandbox=True)
+    assert socket[socket.index("--host") + 1] == "127.0.0.1"
+    assert socket[socket.index("--port") + 1] == "9001"
+    assert http_environment["SPORTS_PUBLIC_WS_URL"] == "ws://127.0.0.1:9001/sdk/v1/ws"
+    ((_, _), (configured, _)) = serve.plan({"HOST": "0.0.0.0:9000", "SPORTS_SANDBOX_WS_HOST": "[::]:7000"}, True)
+    assert configured[configured.index("--host") + 1] == "[::]"  # configured: any address
+
+
+def test_both_servers_believe_forwarded_headers_from_the_trusted_proxies_only() -> None:
+    proxies = serve.Proxies(allowed="10.0.0.5/32,10.1.0.0/16", forwarded_for_read=True)
+    (_, http_environment), (socket, socket_environment) = serve.plan({"HOST": "127.0.0.1:9000"}, True, proxies)
+    assert socket[socket.index("--forwarded-allow-ips") + 1] == "10.0.0.5/32,10.1.0.0/16"
+    assert "--proxy-headers" in socket
+    assert http_environment["FORWARDED_ALLOW_IPS"] == "10.0.0.5/32,10.1.0.0/16"  # gunicorn's configuration reads it
+    assert socket_environment["FORWARDED_ALLOW_IPS"] == "10.0.0.5/32,10.1.0.0/16"
+    ((_, _), (unread, _)) = serve.plan({"HOST": "127.0.0.1:9000", "FORWARDED_ALLOW_IPS": "*"}, True)
+    assert "--no-proxy-headers" in unread  # SPORTS_TRUSTED_PROXY_COUNT = 0: X-Forwarded-For is not read
+    assert "--forwarded-allow-ips" not in unread
+
+
+def test_the_trusted_proxies_come_from_the_settings(settings: Any) -> None:
+    settings.SPORTS_TRUSTED_PROXIES = ["10.0.0.5", "10.1.0.0/16", "::1"]
+    settings.SPORTS_TRUSTED_PROXY_COUNT = 1
+    assert serve.proxies_of_the_settings() == serve.Proxies("10.0.0.5/32,10.1.0.0/16,::1/128", True)
+    settings.SPORTS_TRUSTED_PROXY_COUNT = 0
+    assert not serve.proxies_of_the_settings().forwarded_for_read

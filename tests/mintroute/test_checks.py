@@ -46,6 +46,14 @@ def test_a_bad_trusted_proxy_count_is_an_error(settings: Any, count: object) -> 
     assert ids() == ["mintroute.E004"]
 
 
+@pytest.mark.parametrize("proxies", [["10.0.0.1", "not-an-address"], ["10.0.0.0/33"], "10.0.0.1, nginx", 42, [7]])
+def test_trusted_proxies_that_are_not_addresses_or_networks_are_an_error(settings: Any, proxies: object) -> None:
+    settings.SPORTS_TRUSTED_PROXIES = proxies
+    (message,) = check_mint_route_settings()
+    assert message.id == "mintroute.E004"
+    assert "SPORTS_TRUSTED_PROXIES" in message.msg
+
+
 # --- `check --deploy` only: production refuses what a laptop may do ---------------------------
 
 REDIS = {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:6379/0"}

@@ -35,8 +35,71 @@ from tests.dual_stack import client_from, dual_stack_server
 )
 def test_client_ip(settings: Any, proxies: int, remote: str, forwarded: str, expected: str) -> None:
     settings.SPORTS_TRUSTED_PROXY_COUNT = proxies
+    settings.SPORTS_TRUSTED_PROXIES = ["10.0.0.0/8"]  # the proxies' network
     request = RequestFactory().post("/", REMOTE_ADDR=remote, HTTP_X_FORWARDED_FOR=forwarded)
     assert client_ip(request) == expected
+
+
+LOOPBACK = ["127.0.0.0/8", "::1"]  # config/settings.py's default
+
+
+@pytest.mark.parametrize(
+    ("trusted", "peer", "expected"),
+    [
+        (LOOPBACK, "127.0.0.1", "203.0.113.5"),  # the proxy on this machine
+        (LOOPBACK, "127.0.0.2", "203.0.113.5"),
+        (LOOPBACK, "::1", "203.0.113.5"),
+        (LOOPBACK, "::ffff:127.0.0.1", "203.0.113.5"),  # the proxy, seen by a server bound to [::]
+        (LOOPBACK, "192.0.2.9", "192.0.2.9"),  # past the proxy, straight to the server: its own address
+        (LOOPBACK, "::ffff:192.0.2.9", "192.0.2.9"),
+        (LOOPBACK, "2001:db8::9", "2001:db8::"),
+        (["10.0.0.5"], "10.0.0.5", "203.0.113.5"),
+        (["10.0.0.5"], "10.0.0.6", "10.0.0.6"),
+        (["10.0.0.5"], "127.0.0.1", "127.0.0.1"),  # only the listed proxies, not loopback as well
+        (["10.1.0.0/16", "2001:db8:5::/48"], "10.1.200.3", "203.0.113.5"),
+        (["10.1.0.0/16", "2001:db8:5::/48"], "2001:db8:5::1", "203.0.113.5"),
+        (["10.1.0.0/16", "2001:db8:5::/48"], "2001:db8:6::1", "2001:db8:6::"),
+        ("10.1.0.0/16, 10.0.0.5", "10.0.0.5", "203.0.113.5"),  # one comma-separated string
+        ([], "127.0.0.1", "127.0.0.1"),  # no proxy at all
+    ],
+)
+def test_x_forwarded_for_is_read_only_from_a_trusted_proxy(
+    settings: Any, trusted: list[str] | str, peer: str, expected: str
+) -> None:
+    settings.SPORTS_TRUSTED_PROXY_COUNT = 1
+    settings.SPORTS_TRUSTED_PROXIES = trusted
+    request = RequestFactory().post("/", REMOTE_ADDR=peer, HTTP_X_FORWARDED_FOR="198.51.100.1, 203.0.113.5")
+    assert client_ip(request) == expected
+
+
+def test_without_the_setting_the_loopback_networks_are_trusted(settings: Any) -> None:
+    settings.SPORTS_TRUSTED_PROXY_COUNT = 1
+    del settings.SPORTS_TRUSTED_PROXIES
+    forwarded = {"HTTP_X_FORWARDED_FOR": "203.0.113.5"}
+    assert client_ip(RequestFactory().post("/", REMOTE_ADDR="127.0.0.1", **forwarded)) == "203.0.113.5"
+    assert client_ip(RequestFactory().post("/", REMOTE_ADDR="192.0.2.9", **forwarded)) == "192.0.2.9"
+
+
+def test_a_peer_past_the_proxy_spends_the_routes_per_ip_limit_whatever_it_forwards(settings: Any) -> None:
+    """Eleven users' sessions from one address that is not a proxy, each call with another
+    X-Forwarded-For: all count for that address (SPORTS_TOKEN_RATE 10/m)."""
+    settings.SPORTS_TRUSTED_PROXY_COUNT = 1
+    answers = []
+    for number in range(11):
+        browser = Client(enforce_csrf_checks=True, REMOTE_ADDR="192.0.2.9")
+        browser.force_login(User.objects.create_user(f"user-{number}"))
+        browser.get("/accounts/login/")
+        csrf = browser.cookies["csrftoken"].value
+        spoofed = f"198.51.100.{number}"
+        answer = browser.post(
+            "/api/sports-token",
+            "{}",
+            content_type="application/json",
+            HTTP_X_CSRFTOKEN=csrf,
+            HTTP_X_FORWARDED_FOR=spoofed,
+        )
+        answers.append(answer.status_code)
+    assert answers == [200] * 10 + [429]
 
 
 @pytest.fixture

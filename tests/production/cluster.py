@@ -26,6 +26,14 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 POSTGRES = "postgres://postgres@127.0.0.1:5432"
 REDIS_URL = "redis://127.0.0.1:6379/11"  # a database of its own, flushed before and after
 PASSWORD = "cluster-pass-123"
+# `make serve` is production (debug off; it refuses debug on), on the test machine's plain HTTP.
+PRODUCTION = {
+    "DJANGO_DEBUG": "0",
+    "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
+    # Plain HTTP on the test machine (behind the TLS proxy these stay on).
+    "DJANGO_SECURE_SSL_REDIRECT": "0",
+    "DJANGO_SECURE_COOKIES": "0",
+}
 
 
 def logged_in(
@@ -93,7 +101,7 @@ class Cluster:
         self.environment = {
             **os.environ,
             "DJANGO_ENV_FILE": "",
-            "DJANGO_DEBUG": "1",
+            **PRODUCTION,
             "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
             "SPORTS_SANDBOX_SIGNING_KEY": secrets.token_urlsafe(48),
             "DATABASE_URL": f"{POSTGRES}/{self.database}",
@@ -115,6 +123,8 @@ class Cluster:
         with psycopg.connect(f"{POSTGRES}/test", autocommit=True) as admin:
             admin.execute(f'CREATE DATABASE "{self.database}"')
         self.manage("migrate", "--no-input")
+        # As make serve does (with debug off, pages name collectstatic's hashed copies).
+        self.manage("collectstatic", "--no-input", "--verbosity", "0", DJANGO_DEBUG="0")
         sandbox = self.environment["SPORTS_SANDBOX"] == "1"
         self.site_key = self.new_key("cluster-site", "growth") if sandbox else self.environment["SPORTS_API_KEY"]
         self.manage(
@@ -160,11 +170,11 @@ class Cluster:
                     return int(pid)
         raise RuntimeError(f"node {node} runs no uvicorn")
 
-    def manage(self, *arguments: str) -> str:
+    def manage(self, *arguments: str, **environment: str) -> str:
         completed = subprocess.run(  # noqa: S603 - fixed interpreter and script
             [sys.executable, "manage.py", *arguments],
             cwd=PROJECT_ROOT,
-            env=self.environment,
+            env={**self.environment, **environment},
             capture_output=True,
             text=True,
             timeout=120,

@@ -5,12 +5,16 @@ environment (PostgreSQL, Redis), its sandbox socket refusing frames over 65,536 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import hashlib
 import json
 import os
 import secrets
 import signal
+import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,18 +23,19 @@ import psycopg
 import pytest
 from django.core.management.utils import get_random_secret_key
 from websockets.asyncio.client import connect
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from tests.production.cluster import POSTGRES, PROJECT_ROOT, REDIS_URL, Cluster, free_port, require_engines
+from tests.production.cluster import (
+    POSTGRES,
+    PRODUCTION,
+    PROJECT_ROOT,
+    REDIS_URL,
+    Cluster,
+    free_port,
+    require_engines,
+)
 from tests.support import envelope
 
-PRODUCTION = {
-    "DJANGO_DEBUG": "0",
-    "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
-    # Plain HTTP on the test machine (behind the TLS proxy these stay on).
-    "DJANGO_SECURE_SSL_REDIRECT": "0",
-    "DJANGO_SECURE_COOKIES": "0",
-}
 REFUSED_WITHIN_SECONDS = 60  # a refusal exits at once; a start that was not refused never exits
 MAX_FRAME_BYTES = 65_536
 
@@ -59,12 +64,18 @@ def serve_expecting_refusal(
 ) -> tuple[int, str]:
     """Run the launcher; (exit code, stdout + stderr). A launcher that serves instead is stopped."""
     launcher = subprocess.Popen(  # noqa: S603 - fixed command
-        command, cwd=cwd, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        command,
+        cwd=cwd,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,  # its own process group: `make` would not pass a stop on to config.serve
     )
     try:
         output, _ = launcher.communicate(timeout=REFUSED_WITHIN_SECONDS)
     except subprocess.TimeoutExpired:
-        launcher.send_signal(signal.SIGTERM)  # config.serve stops its servers
+        os.killpg(launcher.pid, signal.SIGTERM)  # config.serve stops its servers
         launcher.communicate(timeout=30)
         pytest.fail(f"make serve started instead of refusing (it served for {REFUSED_WITHIN_SECONDS} s)")
     return launcher.returncode, output
@@ -168,10 +179,65 @@ def test_a_single_process_site_may_waive_e006() -> None:
     assert "mintroute.E006" not in completed.stdout + completed.stderr
 
 
+def run_in(checkout: Path, command: list[str], environment: dict[str, str]) -> str:
+    completed = subprocess.run(  # noqa: S603 - this interpreter, fixed arguments
+        command, cwd=checkout, env=environment, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    return completed.stdout + completed.stderr
+
+
+@pytest.mark.parametrize("value", ["1", "true", "on"])
+def test_make_serve_refuses_debug_on(value: str) -> None:
+    code, output = serve_expecting_refusal(
+        [sys.executable, "-m", "config.serve"], production_environment(DJANGO_DEBUG=value)
+    )
+    assert code != 0
+    assert "make serve refuses to start: DJANGO_DEBUG turns debug on" in output
+    assert "Traceback" not in output
+
+
+def test_the_makefile_target_refuses_debug_on() -> None:
+    environment = production_environment(DJANGO_DEBUG="1")
+    code, output = serve_expecting_refusal(["make", "--no-print-directory", "serve"], environment)
+    assert code != 0
+    assert "DJANGO_DEBUG turns debug on" in output
+
+
+def secret_key_starting_with_a_dollar() -> str:
+    """A key from Django's own generator that starts with `$` (1 in 50 of them do)."""
+    while not (key := get_random_secret_key()).startswith("$"):
+        pass
+    return key
+
+
+def test_secrets_starting_with_a_dollar_are_read_as_written() -> None:
+    """django-environ reads `$NAME` as another variable's value: such a secret key was "not set"."""
+    secret_key = secret_key_starting_with_a_dollar()
+    signing_key = "$" + secrets.token_urlsafe(48)
+    environment = production_environment(DJANGO_SECRET_KEY=secret_key, SPORTS_SANDBOX_SIGNING_KEY=signing_key)
+    checked = subprocess.run(
+        [sys.executable, "-m", "config.serve", "--check"],
+        cwd=PROJECT_ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    digest = "import hashlib; from django.conf import settings as s; "
+    digest += "print(*(hashlib.sha256(v.encode()).hexdigest() for v in (s.SECRET_KEY, s.SPORTS_SANDBOX_SIGNING_KEY)))"
+    shown = run_in(PROJECT_ROOT, [sys.executable, "manage.py", "shell", "-c", digest], environment)
+    assert shown.split()[-2:] == [hashlib.sha256(key.encode()).hexdigest() for key in (secret_key, signing_key)]
+
+
 @pytest.fixture(scope="module")
 def production_node() -> Iterator[Cluster]:
-    """One node of `make serve` with a correct production environment: debug off, PostgreSQL, Redis."""
-    node = Cluster(**PRODUCTION)
+    """One node of `make serve` with a correct production environment, DJANGO_DEBUG unset (make serve's
+    default: debug off), PostgreSQL, Redis."""
+    node = Cluster()
+    del node.environment["DJANGO_DEBUG"]
     try:
         node.start(events_in=(False,))
         yield node
@@ -180,13 +246,94 @@ def production_node() -> Iterator[Cluster]:
 
 
 def test_with_a_correct_production_environment_it_serves(production_node: Cluster) -> None:
-    assert production_node.environment["DJANGO_DEBUG"] == "0"
+    assert "DJANGO_DEBUG" not in production_node.environment
     answer = httpx2.get(f"{production_node.urls[0]}/healthz", timeout=10)
     assert answer.status_code == 200
     assert answer.json() == {"status": "ok"}
     login = httpx2.get(f"{production_node.urls[0]}/accounts/login/", timeout=10)
     assert login.status_code == 200
     assert 'class="hint"' not in login.text  # production shows no login hint (the demo's)
+
+
+def test_with_debug_unset_it_serves_with_debug_off(production_node: Cluster) -> None:
+    missing = httpx2.get(f"{production_node.urls[0]}/no-such-page/", timeout=10)
+    assert missing.status_code == 404
+    assert "URLconf" not in missing.text  # not Django's technical 404 page
+    assert "config.urls" not in missing.text
+
+
+# --- the socket server serves sockets -------------------------------------------------------------
+
+SOCKET_ANSWERS_WITHIN_SECONDS = 5  # a bound, not a measurement: the 404 comes before any body is read
+LARGE_BODY_BYTES = 200 * 1024 * 1024  # the issue's 200 MiB, announced; a few KiB of it sent
+
+
+def raw_request(address: str, request: bytes) -> bytes:
+    """What the server at `address` answers to `request`, read until it closes or goes quiet."""
+    host, _, port = address.rpartition(":")
+    with socket.create_connection((host, int(port)), timeout=SOCKET_ANSWERS_WITHIN_SECONDS) as connection:
+        connection.sendall(request)
+        answer = b""
+        with contextlib.suppress(TimeoutError, ConnectionResetError):
+            while chunk := connection.recv(65536):
+                answer += chunk
+                if b"\r\n\r\n" in answer and answer.startswith(b"HTTP/1.1 404"):
+                    break
+        return answer
+
+
+def socket_server_address(node: Cluster) -> str:
+    return node.ws_urls[0].removeprefix("ws://").removesuffix("/sdk/v1/ws")
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", "/accounts/login/"),
+        ("POST", "/accounts/login/"),
+        ("GET", "/admin/login/"),
+        ("POST", "/api/sports-token"),
+        ("GET", "/healthz"),
+        ("GET", "/sdk/v1/ws"),
+    ],
+)
+def test_the_socket_server_answers_any_other_request_404(production_node: Cluster, method: str, path: str) -> None:
+    request = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n".encode()
+    answer = raw_request(socket_server_address(production_node), request)
+    assert answer.startswith(b"HTTP/1.1 404"), answer[:200]
+    assert b"csrfmiddlewaretoken" not in answer  # no login form
+    assert b"Traceback" not in answer
+
+
+def test_the_socket_server_answers_a_large_body_404_without_reading_it(production_node: Cluster) -> None:
+    head = f"POST /accounts/login/ HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {LARGE_BODY_BYTES}\r\n"
+    head += "Content-Type: application/x-www-form-urlencoded\r\n\r\n"
+    started = time.monotonic()
+    answer = raw_request(socket_server_address(production_node), head.encode() + b"x" * 4096)
+    assert answer.startswith(b"HTTP/1.1 404"), answer[:200]
+    assert time.monotonic() - started < SOCKET_ANSWERS_WITHIN_SECONDS
+
+
+def test_the_socket_server_still_serves_the_socket(production_node: Cluster) -> None:
+    answer = asyncio.run(
+        first_answer(production_node.ws_urls[0], json.dumps(envelope("auth", {"apiKey": production_node.site_key})))
+    )
+    assert isinstance(answer, dict), answer
+    assert "result" in answer, answer
+
+
+async def handshake_status(url: str) -> int | None:
+    """The HTTP status a WebSocket handshake at `url` is refused with; None when it is accepted."""
+    try:
+        async with connect(url, open_timeout=SOCKET_ANSWERS_WITHIN_SECONDS):
+            return None
+    except InvalidStatus as refused:
+        return refused.response.status_code
+
+
+def test_a_websocket_handshake_at_another_path_is_refused(production_node: Cluster) -> None:
+    other = production_node.ws_urls[0].replace("/sdk/v1/ws", "/admin/")
+    assert asyncio.run(handshake_status(other)) in (403, 404)
 
 
 async def first_answer(url: str, frame: str) -> dict[str, object] | int | None:

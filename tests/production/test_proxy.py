@@ -1,8 +1,14 @@
 """docs/deploy.md's nginx configuration, run as written in front of `make serve`: slow clients
-are held by nginx, and `/healthz` keeps answering; sent straight to gunicorn, they take it down."""
+are held by nginx, and `/healthz` keeps answering; sent straight to gunicorn, they take it down.
+
+Who is believed: the node trusts X-Forwarded-For only from nginx's address (SPORTS_TRUSTED_PROXIES
+127.0.0.1/32, SPORTS_TRUSTED_PROXY_COUNT 1). Any address of 127.0.0.0/8 is this machine, so a client
+can connect from another one (127.0.0.3, ...): straight to gunicorn it is not the proxy, and counts by
+its own address whatever it forwards."""
 
 from __future__ import annotations
 
+import re
 import socket
 import subprocess
 import time
@@ -10,10 +16,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import django_ratelimit.core
 import httpx2
 import pytest
 
-from tests.production.cluster import Cluster, free_port, require_engines
+from tests.dual_stack import client_from
+from tests.production.cluster import PASSWORD, Cluster, free_port, require_engines
 from tests.production.nginx import main_configuration, nginx_binary, site_configuration
 
 SLOW_CLIENTS = 230  # the review's count: more than one worker's 100 threads, twice over
@@ -31,10 +39,19 @@ def test_the_documented_configuration_passes_nginx_t(tmp_path: Path) -> None:
     assert "test is successful" in completed.stderr
 
 
+NGINX_ADDRESS = "127.0.0.1"  # where nginx connects to the servers from
+PASSWORD_FAILURES_A_MINUTE = 10  # the login throttle, per client IP
+MINUTE = 60
+
+
 @pytest.fixture(scope="module")
 def node() -> Iterator[Cluster]:
     require_engines()
-    running = Cluster()
+    running = Cluster(
+        DJANGO_SETTINGS_MODULE="tests.production.basic_auth_settings",
+        SPORTS_TRUSTED_PROXY_COUNT="1",
+        SPORTS_TRUSTED_PROXIES=f"{NGINX_ADDRESS}/32",
+    )
     try:
         running.start(events_in=(False,))  # one node: one gunicorn worker of 100 threads
         yield running
@@ -117,3 +134,67 @@ def test_straight_to_gunicorn_the_same_slow_clients_take_health_down(node: Clust
     while not answers_health(site):  # the slow clients gone, gunicorn recovers
         assert time.monotonic() < deadline, "gunicorn did not recover within 30 s of the slow clients leaving"
     assert answers_health(proxy)
+
+
+# --- who is believed --------------------------------------------------------------------------------
+
+
+def a_fresh_minute_for(*addresses: str, needed: float = 15) -> None:
+    """Wait, when one is nearly over, until the login throttle's minute of every address has `needed`
+    seconds left, so that a test's attempts fall in one window. django-ratelimit's windows end at an
+    offset of their key's own (`_get_window`, keyed here on the client IP)."""
+    deadline = time.monotonic() + 2 * MINUTE
+    while (left := min(django_ratelimit.core._get_window(each, MINUTE) for each in addresses) - time.time()) < needed:
+        assert time.monotonic() < deadline, "no moment left every window 15 s"
+        time.sleep(max(0.1, left + 1))
+
+
+def log_in_from(url: str, source: str, password: str, forwarded: str | None = None) -> int:
+    """The status of one login at `url`, connecting from `source`, with `forwarded` as X-Forwarded-For."""
+    headers = {"X-Forwarded-For": forwarded} if forwarded else {}
+    with client_from(url, source) as browser:
+        form = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', browser.get("/accounts/login/").text)
+        assert form is not None
+        data = {"username": "demo", "password": password, "csrfmiddlewaretoken": form.group(1)}
+        return browser.post("/accounts/login/", data=data, headers=headers).status_code
+
+
+def test_straight_to_gunicorn_a_new_forwarded_address_each_time_still_counts_by_the_peer(node: Cluster) -> None:
+    attacker = "127.0.0.3"  # not the proxy
+    a_fresh_minute_for(attacker)
+    answers = [
+        log_in_from(node.urls[0], attacker, f"guess-{number}", forwarded=f"198.51.100.{number}")
+        for number in range(PASSWORD_FAILURES_A_MINUTE + 1)
+    ]
+    assert answers == [200] * PASSWORD_FAILURES_A_MINUTE + [429]
+
+
+def test_a_spoofed_forwarded_address_locks_out_only_the_one_who_sent_it(node: Cluster, proxy: str) -> None:
+    real_user = "127.0.0.77"
+    a_fresh_minute_for("127.0.0.4", "127.0.0.5", real_user)
+    # Through nginx, which appends the address it saw: the attacker's own.
+    through = [log_in_from(proxy, "127.0.0.4", "guess", forwarded=real_user) for _ in range(11)]
+    assert through[-1] == 429
+    # Past nginx, straight to gunicorn: not the proxy, so the header is not read.
+    past = [log_in_from(node.urls[0], "127.0.0.5", "guess", forwarded=real_user) for _ in range(11)]
+    assert past[-1] == 429
+    assert log_in_from(proxy, real_user, PASSWORD) == 302  # the real user logs in
+
+
+def test_basic_passwords_at_the_route_are_throttled(node: Cluster, proxy: str) -> None:
+    """The issue's oracle: 40 wrong Basic passwords were 40 x 401, and the right one 403 csrf_failed."""
+    attacker = "127.0.0.6"
+    a_fresh_minute_for(attacker)
+    with client_from(proxy, attacker) as caller:
+
+        def basic(password: str) -> httpx2.Response:
+            return caller.post("/api/sports-token", json={}, auth=httpx2.BasicAuth("demo", password))
+
+        failures = [basic(f"guess-{number}").status_code for number in range(PASSWORD_FAILURES_A_MINUTE)]
+        assert failures == [401] * PASSWORD_FAILURES_A_MINUTE
+        refused = basic(PASSWORD)
+    assert refused.status_code == 429, refused.text
+    assert refused.json()["error"] == "rate_limited"
+    assert 1 <= int(refused.headers["Retry-After"]) <= MINUTE
+    assert refused.headers["Cache-Control"] == "no-store"
+    assert log_in_from(node.urls[0], attacker, PASSWORD) == 429  # the forms share the count
