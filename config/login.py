@@ -22,7 +22,7 @@ from django.dispatch import receiver
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 
-from mintroute import metrics, password_throttle
+from mintroute import password_throttle
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +47,6 @@ def throttled(view: LoginView) -> LoginView:
             return _refused(view, request, message, status=503, wait=STORE_RETRY_SECONDS, args=args, kwargs=kwargs)
         if wait is not None:
             message = f"Too many failed logins from your address. Try again in {wait} s."
-            metrics.count_login_throttled()
             return _refused(view, request, message, status=429, wait=wait, args=args, kwargs=kwargs)
         setattr(request, COUNTED, True)
         return view(request, *args, **kwargs)

@@ -38,6 +38,7 @@ from django.http import HttpRequest, HttpResponseBase
 from django.urls import NoReverseMatch, reverse
 from django.utils.decorators import sync_and_async_middleware
 
+from mintroute import metrics
 from mintroute.admission import MAX_BODY_BYTES, OVERSIZE_BODY
 from mintroute.errors import RouteError, authentication_unavailable
 from mintroute.reuse import TOKEN_COOKIE
@@ -123,7 +124,7 @@ def route_answers_json(get_response: Callable[[HttpRequest], Any]) -> Callable[[
                 return await awaited
             refusal = _refused_before_the_chain(request)
             if refusal is not None:
-                return refusal.as_response()
+                return _answer(refusal)
             return _the_routes_answer(request, await get_response(request))
 
         return async_middleware
@@ -134,7 +135,7 @@ def route_answers_json(get_response: Callable[[HttpRequest], Any]) -> Callable[[
             return response
         refusal = _refused_before_the_chain(request)
         if refusal is not None:
-            return refusal.as_response()
+            return _answer(refusal)
         return _the_routes_answer(request, get_response(request))
 
     return middleware
@@ -180,7 +181,13 @@ def _the_routes_answer(request: HttpRequest, response: HttpResponseBase) -> Http
             response.status_code,
         )
         return answered
-    return foreign_row(response).as_response()
+    return _answer(foreign_row(response))
+
+
+def _answer(refusal: RouteError) -> HttpResponseBase:
+    """A row the view never gave, counted like the view's own refusals (mintroute.metrics)."""
+    metrics.count(refusal.error_code)
+    return refusal.as_response()
 
 
 def foreign_row(response: HttpResponseBase) -> RouteError:

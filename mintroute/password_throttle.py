@@ -16,6 +16,7 @@ from typing import Any
 from django.http import HttpRequest
 from django_ratelimit.core import get_usage
 
+from mintroute import metrics
 from mintroute.ratelimits import client_ip
 
 FAILED_LOGIN_RATE = "10/m"  # per client IP, across every way to present a password
@@ -28,6 +29,7 @@ def attempt(request: HttpRequest) -> int | None:
     successes = _count(request, "successes", increment=False)
     if attempts["count"] - successes["count"] <= attempts["limit"]:
         return None
+    metrics.count_login_throttled()
     return max(1, int(attempts["time_left"]) + 1)  # the window still holds at its last second
 
 

@@ -98,18 +98,25 @@ def _store_unavailable() -> RouteError:
 
 
 def client_ip(request: HttpRequest) -> str:
+    """The client as every limit groups it: an IPv4 address, or an IPv6 client's /64; "unknown"."""
+    address = client_address(request)
+    if address is None:
+        return "unknown"
+    if isinstance(address, ipaddress.IPv6Address):
+        return str(ipaddress.ip_network(f"{address}/{IPV6_PREFIX}", strict=False).network_address)
+    return str(address)
+
+
+def client_address(request: HttpRequest) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The client's own address, not grouped (an IPv4 address carried in IPv6 as itself): the forwarded
+    one when the peer is a trusted proxy, else the peer's; None when unparsable."""
     peer = str(request.META.get("REMOTE_ADDR", ""))
     proxies = conf.trusted_proxy_count()
     forwarded = _forwarded_for(request, proxies) if proxies > 0 and _is_trusted_proxy(peer) else None
     parsed = _address(forwarded or peer)
-    if parsed is None:
-        return "unknown"
     if isinstance(parsed, ipaddress.IPv6Address):
-        carried = ipv4_inside(parsed)
-        if carried is not None:
-            return str(carried)
-        return str(ipaddress.ip_network(f"{parsed}/{IPV6_PREFIX}", strict=False).network_address)
-    return str(parsed)
+        return ipv4_inside(parsed) or parsed
+    return parsed
 
 
 def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
@@ -143,16 +150,3 @@ def _forwarded_for(request: HttpRequest, trusted_proxies: int) -> str | None:
     if len(hops) < trusted_proxies:
         return None
     return hops[-trusted_proxies]
-
-
-def client_address(request: HttpRequest) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-    """The client's own address, not grouped as the limits group it (an IPv4 address carried in IPv6
-    as itself): the forwarded one behind trusted proxies, else the peer's; None when unparsable."""
-    address = _forwarded_for(request, conf.trusted_proxy_count()) or str(request.META.get("REMOTE_ADDR", ""))
-    try:
-        parsed = ipaddress.ip_address(address)
-    except ValueError:
-        return None
-    if isinstance(parsed, ipaddress.IPv6Address):
-        return ipv4_inside(parsed) or parsed
-    return parsed
