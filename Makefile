@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1:8000
 
-.PHONY: demo serve test lockcheck lint typecheck format pytest jstest matrix bench lock upgrade install install-dev clean
+.PHONY: demo serve test check lockcheck lint typecheck format pytest jstest matrix bench lock upgrade install install-dev clean
 
 demo: install
 	$(PY) manage.py migrate --no-input
@@ -22,6 +22,13 @@ serve: install
 	HOST=$(HOST) $(PY) -m config.serve
 
 test: install-dev lockcheck lint typecheck pytest jstest matrix
+
+# The quick loop while changing code: lint, types, and the unit tests of the route, the SDK, its Django glue
+# and the browser client, in two minutes or less. `make test` stays the whole gate, and what CI runs.
+CHECK_TESTS := tests/mintroute tests/sportsproxy/django $(wildcard tests/sportsproxy/test_*.py)
+check: install-dev lint typecheck jstest
+	$(PYTEST_PARALLEL) $(CHECK_TESTS)
+	$(PYTEST_SERIAL) $(CHECK_TESTS)
 
 # The lock (tests/lock.py): every package, direct or transitive, pinned with its hashes. `make lock` after
 # changing a dependency in pyproject.toml: uv resolves uv.lock and exports requirements.txt (the demo's) and
@@ -41,8 +48,15 @@ lint: install-dev
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
+# pytest on PYTEST_WORKERS cores (pytest-xdist, one test module per worker at a time), then the tests marked
+# `serial` alone (docs/contributing.md, "Running the tests in parallel"). At most 4 workers: the production
+# tests hold four sets of databases in the shared Redis.
+PYTEST_WORKERS ?= 2
+PYTEST_PARALLEL := $(VENV)/bin/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not serial"
+PYTEST_SERIAL := $(VENV)/bin/pytest -m serial
 pytest: install-dev
-	$(VENV)/bin/pytest
+	$(PYTEST_PARALLEL)
+	$(PYTEST_SERIAL)
 
 # The test matrix (noxfile.py): the route's, the SDK's and the standalone tests on every supported
 # pair of Python (3.11, 3.12, 3.13, found on this machine) and Django (5.2, 6.0, 6.1), one environment

@@ -5,9 +5,9 @@ runs one pair, `nox --list` names them all. The pairs are read from pyproject.to
 package declares and what is tested cannot drift apart. Each environment holds this project's
 runtime requirements at the lock's pins (tests/lock.py) with the pair's Django in place of the lock's, and
 pytest; every package they pull in is held to the lock's pin too (pip's constraints, without hashes: the
-pair's Django is not in the lock). It runs the tests of the mint route, the SDK and its
-Django glue (with the sandbox tests they rely on), and tests/standalone/, whose virtual environments
-use that pair's interpreter and Django.
+pair's Django is not in the lock). It runs what differs between pairs: the tests of the mint route, the
+Django glue, the sandbox and the pytest plugin, and tests/standalone/, whose virtual environments use that
+pair's interpreter and Django; and the SDK's own tests once per Python (PAIR_TESTS, PYTHON_TESTS).
 
 Interpreters come from the machine: pyenv's installed versions (pyenv's shims run only the versions
 it has selected, so the newest installed patch of each supported minor is selected here), else
@@ -32,8 +32,25 @@ from tests.lock import pins  # noqa: E402
 
 REQUIREMENTS = ROOT / "requirements.txt"
 DEV_REQUIREMENTS = ROOT / "requirements-dev.txt"
-TEST_RUNNER = ("pytest", "pytest-django", "pytest-env", "pytest-asyncio")  # pinned in requirements-dev.txt
-TEST_PATHS = ("tests/mintroute", "tests/sportsproxy", "tests/standalone")
+# Pinned in requirements-dev.txt; uv makes the standalone tests' environments and builds the wheel.
+TEST_RUNNER = ("pytest", "pytest-django", "pytest-env", "pytest-asyncio", "uv")
+# What differs between pairs (docs/contributing.md, "What the matrix runs"). On every pair: what runs inside the
+# host site's Django (the route, the glue, the sandbox and the pytest plugin an integrator's suite loads) and the
+# standalone tests, which install the parts on that pair. Once per Python, on its newest Django: the SDK's core,
+# which knows nothing of Django.
+PAIR_TESTS = (
+    "tests/mintroute",
+    "tests/sportsproxy/django",
+    "tests/sportsproxy/sandbox",
+    "tests/sportsproxy/test_testing.py",
+    "tests/standalone",
+)
+PYTHON_TESTS = (
+    "tests/sportsproxy/test_client.py",
+    "tests/sportsproxy/test_client_async.py",
+    "tests/sportsproxy/test_exports.py",
+    "tests/sportsproxy/test_realtime.py",
+)
 
 # The Django release each series is tested at; the series requirements.txt pins is tested at that pin.
 DJANGO_RELEASES = {"6.0": "6.0.10", "6.1": "6.1.3"}
@@ -61,6 +78,13 @@ def supported_pairs() -> list[tuple[str, str]]:
         for django in declared_versions("Framework :: Django")
         if tuple(int(part) for part in python.split(".")) >= DJANGO_OLDEST_PYTHON[django]
     ]
+
+
+def paths_for(python: str, django: str) -> tuple[str, ...]:
+    """The tests the pair runs: PAIR_TESTS, and PYTHON_TESTS on each Python's newest Django."""
+    djangos = [series for version, series in PAIRS if version == python]
+    newest = max(djangos, key=lambda series: tuple(int(part) for part in series.split(".")))
+    return (*PAIR_TESTS, *PYTHON_TESTS) if django == newest else PAIR_TESTS
 
 
 def django_release(series: str) -> str:
@@ -98,12 +122,14 @@ select_pyenv_versions()
 PAIRS = supported_pairs()
 
 
-# --seed: pip in each environment, which the standalone tests build the wheel with. allow_parallel: the
-# pairs share nothing (own environment, temporary folders, free ports), so `nox -j 2` runs two at once.
-@nox.session(tags=["matrix"], venv_params=["--seed"], allow_parallel=True)
+# allow_parallel: the pairs share nothing (own environment, temporary folders, free ports), so `nox -j 2` runs
+# two at once.
+@nox.session(tags=["matrix"], allow_parallel=True)
 @nox.parametrize(("python", "django"), PAIRS)
 def tests(session: nox.Session, django: str) -> None:
-    """The route's, the glue's and the SDK's tests and the standalone install tests on one pair."""
+    """The route's, the glue's, the sandbox's and the standalone install tests on one pair; the SDK's on its Python's
+    newest Django."""
     runtime = [pin for name, locked in pins(REQUIREMENTS).items() if name != "django" for pin in locked]
     session.install("-c", constraints(session), *runtime, *TEST_RUNNER, f"Django=={django_release(django)}")
-    session.run("python", "-m", "pytest", *TEST_PATHS, "-q", "-p", "no:cacheprovider", *session.posargs)
+    paths = paths_for(str(session.python), django)
+    session.run("python", "-m", "pytest", *paths, "-q", "-p", "no:cacheprovider", *session.posargs)

@@ -1,4 +1,5 @@
-"""Shared fixtures: a controllable clock, sandbox accounts and keys, and an RPC caller."""
+"""Shared fixtures: a controllable clock, sandbox accounts and keys, and an RPC caller; and how the
+suite shares the machine under pytest-xdist (docs/contributing.md, "Running the tests in parallel")."""
 
 from __future__ import annotations
 
@@ -24,6 +25,20 @@ pytest_plugins = ["sportsproxy.testing"]
 START = datetime(2026, 3, 14, 15, 9, 26, tzinfo=UTC)
 
 RpcCall = Callable[..., dict[str, Any]]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (`--dist loadgroup`), a test module runs on one worker, so its module-scoped
+    servers and browsers start once; a module or test marked `xdist_group(name)` runs with the rest of
+    its group, and every `serial` test in one group (they run apart in `make test`, and never beside
+    each other when a whole run is given `-n`)."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    for item in items:
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
+        group = "serial" if item.get_closest_marker("serial") is not None else item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="session")

@@ -93,6 +93,7 @@ def test_concurrent_callers_cost_one_mint(site_key: str, settings: Any) -> None:
     assert upstream_calls(site_key) == 1
 
 
+@pytest.mark.serial  # a wall-clock window
 def test_a_dead_lock_holder_delays_the_mint_no_longer_than_its_lock(settings: Any, site_key: str) -> None:
     settings.SPORTS_TIMEOUT = 0.5
     cache.set(f"{sharing._Keys.of_this_site().lock}", "a-holder-that-died", 4)

@@ -25,6 +25,9 @@ from tests.redis_server import RedisServer
 POSTGRES_PORT = 5432
 ANSWERED_WITHIN_SECONDS = 10
 
+# Serial: it asserts a wall-clock bound on real processes, and collectstatic writes this checkout's staticfiles/.
+pytestmark = pytest.mark.serial
+
 
 @pytest.fixture(scope="module")
 def proxied_node() -> Iterator[tuple[Cluster, TcpProxy]]:
