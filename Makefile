@@ -58,11 +58,11 @@ pytest: install-dev
 	$(PYTEST_PARALLEL)
 	$(PYTEST_SERIAL)
 
-# The test matrix (noxfile.py): the route's, the SDK's and the standalone tests on every supported
-# pair of Python (3.11, 3.12, 3.13, found on this machine) and Django (5.2, 6.0, 6.1), one environment
-# each under .nox/, MATRIX_JOBS pairs at a time (most of a pair's time is spent waiting on the
-# subprocesses of its standalone tests). With CI set, a missing interpreter fails it. One pair:
-# `.venv/bin/nox -s "tests(python='3.13', django='6.1')"`.
+# The test matrix (noxfile.py): what differs between pairs (the route's, the glue's and the standalone
+# tests; the SDK's and the sandbox's on the covering pairs) on every supported pair of Python (3.11, 3.12,
+# 3.13, found on this machine) and Django (5.2, 6.0, 6.1), one environment each under .nox/, MATRIX_JOBS
+# pairs at a time (docs/contributing.md, "Supported versions"). With CI set, a missing interpreter fails
+# it. One pair: `.venv/bin/nox -s "tests(python='3.13', django='6.1')"`.
 MATRIX_JOBS ?= 2
 matrix: install-dev
 	$(VENV)/bin/nox --tags matrix --parallel $(MATRIX_JOBS)
