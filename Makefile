@@ -24,9 +24,12 @@ serve: install
 
 test: install-dev lockcheck lint typecheck pytest jstest matrix
 
-# The quick loop: the linters and the tests that start no server of their own (docs, settings, imports, the route).
-check: install-dev lint
-	$(VENV)/bin/pytest -q -p no:cacheprovider tests/test_settings_reference.py tests/test_spec_coverage.py tests/test_architecture.py tests/config/test_views.py tests/mintroute/test_live.py
+# The quick loop while changing code: lint, types, and the unit tests of the route, the SDK, its Django glue
+# and the browser client, in two minutes or less. `make test` stays the whole gate, and what CI runs.
+CHECK_TESTS := tests/mintroute tests/sportsproxy/django $(wildcard tests/sportsproxy/test_*.py)
+check: install-dev lint typecheck jstest
+	$(PYTEST_PARALLEL) $(CHECK_TESTS)
+	$(PYTEST_SERIAL) $(CHECK_TESTS)
 
 # The lock (tests/lock.py): every package, direct or transitive, pinned with its hashes. `make lock` after
 # changing a dependency in pyproject.toml: uv resolves uv.lock and exports requirements.txt (the demo's) and
@@ -46,14 +49,21 @@ lint: install-dev
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
+# pytest on PYTEST_WORKERS cores (pytest-xdist, one test module per worker at a time), then the tests marked
+# `serial` alone (docs/contributing.md, "Running the tests in parallel"). At most 4 workers: the production
+# tests hold four sets of databases in the shared Redis.
+PYTEST_WORKERS ?= 2
+PYTEST_PARALLEL := $(VENV)/bin/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not serial"
+PYTEST_SERIAL := $(VENV)/bin/pytest -m serial
 pytest: install-dev
-	$(VENV)/bin/pytest
+	$(PYTEST_PARALLEL)
+	$(PYTEST_SERIAL)
 
-# The test matrix (noxfile.py): the route's, the SDK's and the standalone tests on every supported
-# pair of Python (3.11, 3.12, 3.13, found on this machine) and Django (5.2, 6.0, 6.1), one environment
-# each under .nox/, MATRIX_JOBS pairs at a time (most of a pair's time is spent waiting on the
-# subprocesses of its standalone tests). With CI set, a missing interpreter fails it. One pair:
-# `.venv/bin/nox -s "tests(python='3.13', django='6.1')"`.
+# The test matrix (noxfile.py): what differs between pairs (the route's, the glue's and the standalone
+# tests; the SDK's and the sandbox's on the covering pairs) on every supported pair of Python (3.11, 3.12,
+# 3.13, found on this machine) and Django (5.2, 6.0, 6.1), one environment each under .nox/, MATRIX_JOBS
+# pairs at a time (docs/contributing.md, "Supported versions"). With CI set, a missing interpreter fails
+# it. One pair: `.venv/bin/nox -s "tests(python='3.13', django='6.1')"`.
 MATRIX_JOBS ?= 2
 matrix: install-dev
 	$(VENV)/bin/nox --tags matrix --parallel $(MATRIX_JOBS)

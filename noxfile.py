@@ -5,9 +5,10 @@ runs one pair, `nox --list` names them all. The pairs are read from pyproject.to
 package declares and what is tested cannot drift apart. Each environment holds this project's
 runtime requirements at the lock's pins (tests/lock.py) with the pair's Django in place of the lock's, and
 pytest; every package they pull in is held to the lock's pin too (pip's constraints, without hashes: the
-pair's Django is not in the lock). It runs the tests of the mint route, the SDK and its
-Django glue (with the sandbox tests they rely on), and tests/standalone/, whose virtual environments
-use that pair's interpreter and Django.
+pair's Django is not in the lock). It runs what differs between pairs: the tests of the mint route, the
+Django glue and the pytest plugin, and tests/standalone/, whose virtual environments use that pair's
+interpreter and Django; and the SDK's and the sandbox's own tests on the covering pairs, in which every
+Python and every Django appear once (PAIR_TESTS, COVERING_TESTS).
 
 Interpreters come from the machine: pyenv's installed versions (pyenv's shims run only the versions
 it has selected, so the newest installed patch of each supported minor is selected here), else
@@ -32,8 +33,21 @@ from tests.lock import pins  # noqa: E402
 
 REQUIREMENTS = ROOT / "requirements.txt"
 DEV_REQUIREMENTS = ROOT / "requirements-dev.txt"
-TEST_RUNNER = ("pytest", "pytest-django", "pytest-env", "pytest-asyncio")  # pinned in requirements-dev.txt
-TEST_PATHS = ("tests/mintroute", "tests/sportsproxy", "tests/standalone")
+# Pinned in requirements-dev.txt; uv makes the standalone tests' environments and builds the wheel.
+TEST_RUNNER = ("pytest", "pytest-django", "pytest-env", "pytest-asyncio", "uv")
+# What differs between pairs (docs/contributing.md, "What the matrix runs"). On every pair: what runs inside the
+# host site's Django (the route, the glue, the pytest plugin an integrator's suite loads) and the standalone tests,
+# which install the parts on that pair, the standalone sandbox among them. On the covering pairs only (every
+# declared Python and every declared Django at least once): the SDK's core, which knows nothing of Django, and the
+# sandbox's rules, which are the service's and not the host's.
+PAIR_TESTS = ("tests/mintroute", "tests/sportsproxy/django", "tests/sportsproxy/test_testing.py", "tests/standalone")
+COVERING_TESTS = (
+    "tests/sportsproxy/sandbox",
+    "tests/sportsproxy/test_client.py",
+    "tests/sportsproxy/test_client_async.py",
+    "tests/sportsproxy/test_exports.py",
+    "tests/sportsproxy/test_realtime.py",
+)
 
 # The Django release each series is tested at; the series requirements.txt pins is tested at that pin.
 DJANGO_RELEASES = {"6.0": "6.0.10", "6.1": "6.1.3"}
@@ -61,6 +75,34 @@ def supported_pairs() -> list[tuple[str, str]]:
         for django in declared_versions("Framework :: Django")
         if tuple(int(part) for part in python.split(".")) >= DJANGO_OLDEST_PYTHON[django]
     ]
+
+
+# Tests that pin their own pair, the same on every pair: the README's steps always run on Python 3.13 and
+# Django 6.1 (the pair a new integrator gets), in an environment of their own. `make test`'s pytest run has them.
+SAME_ON_EVERY_PAIR = ("tests/standalone/test_readme_steps.py",)
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
+
+
+def covering_pairs(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Pairs among `pairs` in which every Python and every Django appears at least once: the i-th oldest
+    Python with the i-th oldest Django it supports (3.11 with 5.2, 3.12 with 6.0, 3.13 with 6.1)."""
+    chosen: list[tuple[str, str]] = []
+    for python in sorted({python for python, _ in pairs}, key=version_key):
+        supported = sorted((django for version, django in pairs if version == python), key=version_key)
+        untested = [django for django in supported if django not in {series for _, series in chosen}]
+        chosen.append((python, (untested or supported)[0]))
+    for django in sorted({django for _, django in pairs}, key=version_key):
+        if django not in {series for _, series in chosen}:
+            chosen.append(next(pair for pair in pairs if pair[1] == django))
+    return chosen
+
+
+def paths_for(python: str, django: str) -> tuple[str, ...]:
+    """The tests one pair runs: PAIR_TESTS, and COVERING_TESTS too on a covering pair."""
+    return (*PAIR_TESTS, *COVERING_TESTS) if (python, django) in covering_pairs(PAIRS) else PAIR_TESTS
 
 
 def django_release(series: str) -> str:
@@ -98,12 +140,15 @@ select_pyenv_versions()
 PAIRS = supported_pairs()
 
 
-# --seed: pip in each environment, which the standalone tests build the wheel with. allow_parallel: the
-# pairs share nothing (own environment, temporary folders, free ports), so `nox -j 2` runs two at once.
-@nox.session(tags=["matrix"], venv_params=["--seed"], allow_parallel=True)
+# allow_parallel: the pairs share nothing (own environment, temporary folders, free ports), so `nox -j 2` runs
+# two at once.
+@nox.session(tags=["matrix"], allow_parallel=True)
 @nox.parametrize(("python", "django"), PAIRS)
 def tests(session: nox.Session, django: str) -> None:
-    """The route's, the glue's and the SDK's tests and the standalone install tests on one pair."""
+    """The route's, the glue's, the plugin's and the standalone install tests on one pair; the SDK's and the sandbox's
+    on the covering pairs."""
     runtime = [pin for name, locked in pins(REQUIREMENTS).items() if name != "django" for pin in locked]
     session.install("-c", constraints(session), *runtime, *TEST_RUNNER, f"Django=={django_release(django)}")
-    session.run("python", "-m", "pytest", *TEST_PATHS, "-q", "-p", "no:cacheprovider", *session.posargs)
+    paths = paths_for(str(session.python), django)
+    ignored = [f"--ignore={path}" for path in SAME_ON_EVERY_PAIR]
+    session.run("python", "-m", "pytest", *paths, *ignored, "-q", "-p", "no:cacheprovider", *session.posargs)

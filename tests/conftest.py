@@ -1,4 +1,5 @@
-"""Shared fixtures: a controllable clock, sandbox accounts and keys, and an RPC caller."""
+"""Shared fixtures: a controllable clock, sandbox accounts and keys, and an RPC caller; and how the
+suite shares the machine under pytest-xdist (docs/contributing.md, "Running the tests in parallel")."""
 
 from __future__ import annotations
 
@@ -24,6 +25,35 @@ pytest_plugins = ["sportsproxy.testing"]
 START = datetime(2026, 3, 14, 15, 9, 26, tzinfo=UTC)
 
 RpcCall = Callable[..., dict[str, Any]]
+
+
+# The folders whose modules start processes and wait on them: under xdist they are handed out first.
+SLOW_FIRST = ("tests/standalone/", "tests/production/", "tests/e2e/")
+# Folders whose modules share one worker: each production module starts clusters of server processes
+# (gunicorn, uvicorn, PostgreSQL, Redis) and times their answers; two at once starve each other on two cores.
+FOLDER_GROUPS = {"tests/production/": "production"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (`--dist loadgroup`), a test module runs on one worker, so its module-scoped
+    servers and browsers start once; a module or test marked `xdist_group(name)` runs with the rest of
+    its group, a folder of FOLDER_GROUPS on one worker, and every `serial` test in one group (they run
+    apart in `make test`, and never beside each other when a whole run is given `-n`). The slow
+    folders' modules are handed out first."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    items.sort(key=lambda item: not item.nodeid.startswith(SLOW_FIRST))  # the quick modules fill the end
+    for item in items:
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
+        item.add_marker(pytest.mark.xdist_group(_group(item)))
+
+
+def _group(item: pytest.Item) -> str:
+    if item.get_closest_marker("serial") is not None:
+        return "serial"
+    module = item.nodeid.split("::")[0]
+    return next((group for folder, group in FOLDER_GROUPS.items() if module.startswith(folder)), module)
 
 
 @pytest.fixture(scope="session")

@@ -158,6 +158,7 @@ def leave_mid_mint(address: str, caller: Any, service: CountingService, body: by
     # closed: uvicorn tells Django the client left, and Django cancels the view
 
 
+@pytest.mark.serial  # a bound in wall-clock time
 @pytest.mark.parametrize("reason", [None, "unauthorized"])
 def test_an_asgi_caller_that_leaves_mid_mint_costs_the_others_nothing(
     asgi_server: str, slow_service: CountingService, reason: str | None
@@ -197,6 +198,7 @@ def test_a_mint_ended_by_a_base_exception_releases_the_lock_at_once(site_key: st
     assert cache.get(lock) is None
 
 
+@pytest.mark.serial  # a bound in wall-clock time
 def test_the_live_holder_renews_its_lease_past_the_lease_s_life(monkeypatch: pytest.MonkeyPatch, site_key: str) -> None:
     """A mint longer than the lease keeps the lock: nobody else mints meanwhile."""
     monkeypatch.setattr(sharing, "LEASE_SECONDS", 1)
@@ -221,6 +223,7 @@ def test_the_live_holder_renews_its_lease_past_the_lease_s_life(monkeypatch: pyt
     assert [answer["token"] for answer in answers] == ["t1", "t1"]
 
 
+@pytest.mark.serial  # a wall-clock window
 def test_a_dead_lock_holder_delays_the_mint_no_longer_than_its_lock(settings: Any, site_key: str) -> None:
     settings.SPORTS_TIMEOUT = 0.5
     cache.set(f"{sharing._Keys.of_this_site().lock}", "a-holder-that-died", sharing.LEASE_SECONDS)

@@ -22,9 +22,29 @@ import psycopg
 import pytest
 import redis
 
+from tests.workers import worker_index
+
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 POSTGRES = "postgres://postgres@127.0.0.1:5432"
-REDIS_URL = "redis://127.0.0.1:6379/11"  # a database of its own, flushed before and after
+# The databases of the shared Redis that these tests flush: one per purpose, and a set of them per pytest-xdist
+# worker, so that two workers never flush each other's (docs/contributing.md, "Running the tests in parallel").
+SHARED_REDIS_DATABASES = ("cluster", "site-mode")
+FIRST_SHARED_REDIS_DATABASE = 8  # 8 to 15: four workers at most (Redis has 16 databases)
+
+
+def shared_redis_url(purpose: str) -> str:
+    """redis://127.0.0.1:6379/N, the database this worker flushes for `purpose` (one of SHARED_REDIS_DATABASES)."""
+    database = (
+        FIRST_SHARED_REDIS_DATABASE
+        + worker_index() * len(SHARED_REDIS_DATABASES)
+        + SHARED_REDIS_DATABASES.index(purpose)
+    )
+    if database > 15:
+        raise RuntimeError(f"Redis has no database {database}: run the production tests on at most four workers.")
+    return f"redis://127.0.0.1:6379/{database}"
+
+
+REDIS_URL = shared_redis_url("cluster")  # a database of its own, flushed before and after
 PASSWORD = "cluster-pass-123"
 # `make serve` is production (debug off; it refuses debug on), on the test machine's plain HTTP.
 PRODUCTION = {

@@ -38,6 +38,9 @@ from tests.upstreams import fake_upstream, http_response
 POSTGRES_PORT = 5432
 ANSWERED_WITHIN_SECONDS = 10
 
+# Serial: it asserts a wall-clock bound on real processes, and collectstatic writes this checkout's staticfiles/.
+pytestmark = pytest.mark.serial
+
 
 class ProxiedNode(NamedTuple):
     node: Cluster

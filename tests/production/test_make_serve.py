@@ -239,6 +239,9 @@ def production_node() -> Iterator[Cluster]:
     node = Cluster()
     del node.environment["DJANGO_DEBUG"]
     try:
+        # As `make serve` does before it serves; without it the login page found staticfiles/ only when
+        # another module had collected it first (a clean clone, another order: a 500).
+        node.manage("collectstatic", "--no-input", "--verbosity", "0")
         node.start(events_in=(False,))
         yield node
     finally:

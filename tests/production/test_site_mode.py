@@ -26,9 +26,9 @@ import redis
 
 from mintroute.sharing import LEASE_SECONDS, flight_seconds
 from tests.counting_service import CountingService
-from tests.production.cluster import PROJECT_ROOT, free_port, logged_in
+from tests.production.cluster import PROJECT_ROOT, free_port, logged_in, shared_redis_url
 
-REDIS_URL = "redis://127.0.0.1:6379/12"  # a database of its own, flushed before each test
+REDIS_URL = shared_redis_url("site-mode")  # a database of its own, flushed before each test
 USERS = 24
 PASSWORD = "site-mode-pass-123"
 TIMEOUT = 1  # SPORTS_TIMEOUT of the processes: a hanging service costs each mint 1 s

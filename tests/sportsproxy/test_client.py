@@ -154,6 +154,7 @@ def test_backoff_is_full_jitter_and_capped(api_key: str) -> None:
     sdk.close()
 
 
+@pytest.mark.serial  # a wall-clock bound: 1 s to spare
 def test_a_server_that_never_answers_raises_timeout_within_the_timeout_plus_one_second(api_key: str) -> None:
     connections: list[bytes] = []
     with fake_upstream(lambda body: connections.append(body)) as url:

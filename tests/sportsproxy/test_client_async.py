@@ -54,6 +54,7 @@ async def test_a_server_that_is_down_raises_unavailable_after_jittered_retries()
     assert delays == [0.125, 0.25]
 
 
+@pytest.mark.serial  # a wall-clock bound: 1 s to spare
 @pytest.mark.asyncio
 async def test_a_server_that_never_answers_raises_timeout() -> None:
     with fake_upstream(lambda body: None) as url:

@@ -102,6 +102,7 @@ async def test_a_socket_silent_past_the_limit_is_closed_as_dead() -> None:
         assert socket.close_code == 1001
 
 
+@pytest.mark.serial  # wall-clock: pings every 0.1 s against a 0.3 s silence limit
 async def test_pings_keep_a_quiet_socket_alive_and_are_not_yielded() -> None:
     server, url = await service_that_answers_auth(pinging_every=0.1)
     async with server, open_socket(url, {"apiKey": "sk_test_x"}, timeout=2, silence_limit=0.3) as socket:

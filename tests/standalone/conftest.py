@@ -1,4 +1,4 @@
-"""Fixtures for the parts taken out of this repository: a wheel, virtual environments, and a key of
+"""Fixtures for the parts taken out of this repository: a wheel and an sdist, virtual environments, and a key of
 the standalone sandbox (the plugin's `sports_sandbox`, another process) for them to call."""
 
 from __future__ import annotations
@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 
 from sportsproxy.testing import SportsSandbox
+from tests.once_per_run import once_per_run
 from tests.standalone.foreign_site import (
     PROJECT_ROOT,
     base_dependencies,
-    build_wheel,
+    build_dists,
     clean_checkout,
     dev_pins,
     make_venv,
@@ -26,41 +27,60 @@ COPIED_FOLDERS = ("mintroute", "sportsproxy")
 
 @pytest.fixture(scope="session")
 def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """This project as a fresh clone has it, outside the repository."""
+    """This project as a fresh clone has it, outside the repository (one per worker: pip builds in it)."""
     return clean_checkout(tmp_path_factory.mktemp("checkout"))
 
 
 @pytest.fixture(scope="session")
-def wheel(checkout: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_wheel(checkout, tmp_path_factory.mktemp("wheel"))
+def dists(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of this project's sdist and wheel, built once per run from a clean checkout."""
+    return once_per_run(tmp_path_factory, "dists", lambda folder: build_dists(clean_checkout(folder), folder / "dist"))
+
+
+@pytest.fixture(scope="session")
+def wheel(dists: Path) -> Path:
+    (built,) = dists.glob("*.whl")
+    return built
+
+
+@pytest.fixture(scope="session")
+def sdist(dists: Path) -> Path:
+    (built,) = dists.glob("*.tar.gz")
+    return built
+
+
+def shared_venv(tmp_path_factory: pytest.TempPathFactory, name: str, *requirements: str) -> Path:
+    """The interpreter of a new virtual environment holding `requirements`, made once per run and
+    shared by every worker (the tests run in it and install nothing more)."""
+    return once_per_run(tmp_path_factory, f"venv-{name}", lambda folder: make_venv(folder / "venv", *requirements))
 
 
 @pytest.fixture(scope="session")
 def installed_python(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The interpreter of a new virtual environment holding the wheel and its base dependencies."""
-    return make_venv(tmp_path_factory.mktemp("installed") / "venv", str(wheel))
+    return shared_venv(tmp_path_factory, "installed", str(wheel))
 
 
 @pytest.fixture(scope="session")
 def integrations_python(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A new virtual environment holding the wheel, uvicorn (an ASGI site) and simplejwt (a mobile
     backend's login): what sites that serve through ASGI or sign their apps in with JWTs add."""
-    venv = tmp_path_factory.mktemp("integrations") / "venv"
-    return make_venv(venv, str(wheel), "uvicorn", *dev_pins("djangorestframework-simplejwt"))
+    return shared_venv(
+        tmp_path_factory, "integrations", str(wheel), "uvicorn", *dev_pins("djangorestframework-simplejwt")
+    )
 
 
 @pytest.fixture(scope="session")
 def sandbox_python(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The interpreter of a new virtual environment holding the wheel's `sandbox` extra, pytest and
     pytest-django: what an integrator's CI installs to test a site against the sandbox."""
-    venv = tmp_path_factory.mktemp("sandboxed") / "venv"
-    return make_venv(venv, f"{wheel}[sandbox]", *dev_pins("pytest", "pytest-django"))
+    return shared_venv(tmp_path_factory, "sandboxed", f"{wheel}[sandbox]", *dev_pins("pytest", "pytest-django"))
 
 
 @pytest.fixture(scope="session")
 def base_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The interpreter of a new virtual environment holding only the four base dependencies."""
-    return make_venv(tmp_path_factory.mktemp("copied") / "venv", *base_dependencies())
+    return shared_venv(tmp_path_factory, "copied", *base_dependencies())
 
 
 def copy_parts(site_root: Path) -> None:

@@ -2,7 +2,7 @@
 URLs and database, with nothing of this repository but what an integrator takes.
 
 `ForeignSite` writes the site, runs its `manage.py` and serves it with `runserver`; the
-functions above it build this project's wheel and make virtual environments. Every
+functions above it build this project's wheel and sdist and make virtual environments. Every
 subprocess runs in the site's folder with a scrubbed environment, so neither this
 repository nor the test run's settings can leak onto its `sys.path`.
 """
@@ -93,12 +93,23 @@ def clean_checkout(destination: Path) -> Path:
     return source
 
 
-def build_wheel(source: Path, destination: Path) -> Path:
-    """`pip wheel` of a clean checkout (so no build/ or egg-info is left in this repository)."""
-    wheels = destination / "wheels"
-    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(source)], cwd=destination)
-    (wheel,) = wheels.glob("*.whl")
-    return wheel
+def build_dists(source: Path, destination: Path) -> Path:
+    """`uv build` of a clean checkout: its sdist, then the wheel built from that sdist (as an index's
+    installer would build it), both in `destination`; returns `destination`."""
+    build = [uv_binary(), "build", "--quiet", "--out-dir", str(destination), str(source)]
+    run(build, cwd=source.parent, env=UV_ENVIRONMENT)
+    return destination
+
+
+# The machine's trust store, as pip's own configuration would name it (a proxy's certificate included).
+UV_ENVIRONMENT = {"UV_SYSTEM_CERTS": "1"}
+
+
+def uv_binary() -> str:
+    """uv, the lock's installer (requirements-dev.txt pins it; the matrix installs it in every pair)."""
+    from uv import find_uv_bin
+
+    return str(find_uv_bin())
 
 
 def running_django() -> str:
@@ -118,8 +129,17 @@ def constraints_for_running_django(directory: Path) -> Path:
 
 def make_venv(path: Path, *requirements: str) -> Path:
     """A new virtual environment of this interpreter's Python with `requirements` installed at the
-    versions the lock pins, and at the Django these tests run under."""
-    return install(new_venv(path), "-c", str(constraints_for_running_django(path.parent)), *requirements)
+    versions the lock pins, and at the Django these tests run under; returns its interpreter.
+
+    uv makes it (seconds, where pip takes a minute): these environments are where the parts run, not
+    a test of pip. `new_venv` and `install` are pip's, for the tests that run pip as an integrator does."""
+    constraints = constraints_for_running_django(path.parent)
+    run([uv_binary(), "venv", "--quiet", "--python", sys.executable, str(path)], cwd=path.parent, env=UV_ENVIRONMENT)
+    python = path / "bin" / "python"
+    uv_install = [uv_binary(), "pip", "install", "--quiet", "--compile-bytecode", "--python", str(python)]
+    requirements_at_pins = ["-c", str(constraints), *requirements]
+    run([*uv_install, *requirements_at_pins], cwd=path.parent, timeout=INSTALL_TIMEOUT, env=UV_ENVIRONMENT)
+    return python
 
 
 def new_venv(path: Path) -> Path:
