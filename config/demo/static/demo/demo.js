@@ -1,22 +1,10 @@
 // The demo page: the browser client minting, calling and subscribing, with its life on screen.
 
-import { AuthEndpointError, RpcError, SportsClient, UnauthorizedError } from "../sports/sports-client.js";
+import { csrfToken, pageClient, pageConfig as config } from "../page-client.js";
+import { AuthEndpointError, RpcError, UnauthorizedError } from "../sports/sports-client.js";
 
-const config = JSON.parse(document.getElementById("client-config").textContent);
 const $ = (id) => document.getElementById(id);
-
-/** Django rotates the CSRF token at login, so it is read from the cookie at every use. */
-function csrfToken() {
-  return document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/)?.[1] ?? "";
-}
-
-const client = new SportsClient({
-  authEndpoint: config.authEndpoint,
-  authHeaders: () => ({ "X-CSRFToken": csrfToken() }),
-  refreshLeewaySec: config.refreshLeewaySec,
-  ...(config.baseUrl ? { baseUrl: config.baseUrl } : {}),
-  ...(config.wsUrl ? { wsUrl: config.wsUrl } : {}),
-});
+const client = pageClient();
 
 // --- The token's life ------------------------------------------------------------------------
 
