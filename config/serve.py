@@ -1,7 +1,7 @@
 """`make serve`: the production configuration, served from the environment (docs/deploy.md).
 
 Production always: debug is off when `DJANGO_DEBUG` is unset, and a `DJANGO_DEBUG` that turns it
-on refuses the start (`make demo` is the development server). With debug off the settings read no
+on refuses the start (`manage.py runserver` is the development server). With debug off the settings read no
 `.env` file (config/settings.py).
 
 - The site's HTTP: gunicorn with threaded WSGI workers on `HOST` (config/gunicorn.conf.py).
@@ -47,7 +47,7 @@ STOP_SECONDS = 15  # after SIGTERM, a server that has not exited by then is kill
 SOCKET_APPLICATION = "config.socket_asgi:application"  # the socket, and nothing else
 DEBUG_REFUSAL = (
     "DJANGO_DEBUG turns debug on, and make serve is production: unset DJANGO_DEBUG (or set it to 0). "
-    "For development, run make demo."
+    "For development, run manage.py runserver."
 )
 
 

@@ -27,7 +27,7 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
 
 # Production takes its settings from the environment alone: with DJANGO_DEBUG off there, the
-# `.env` file is not read, so a secret or key that `make demo` wrote to it never fills a production
+# `.env` file is not read, so a secret or key a development run wrote to it never fills a production
 # setting. Otherwise `.env` fills in variables the environment does not set. DJANGO_ENV_FILE=""
 # reads none (the test suite does this so a developer's `.env` cannot leak into tests).
 PRODUCTION_BY_ENVIRONMENT = "DJANGO_DEBUG" in os.environ and not env.bool("DJANGO_DEBUG")

@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+import django_ratelimit.core
 import httpx2
 import psycopg
 import pytest
@@ -219,3 +220,18 @@ class Cluster:
         with psycopg.connect(f"{POSTGRES}/test", autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)')
         redis.Redis.from_url(REDIS_URL).flushdb()
+
+
+LOGIN_WINDOW_SECONDS = 60  # the login throttle counts failures per minute (config/login.py)
+
+
+def a_fresh_minute_for(*addresses: str, needed: float = 15) -> None:
+    """Wait, when one is nearly over, until the login throttle's minute of every address has `needed`
+    seconds left, so that a test's attempts fall in one window. django-ratelimit's windows end at an
+    offset of their key's own (`_get_window`, keyed here on the client IP)."""
+    deadline = time.monotonic() + 2 * LOGIN_WINDOW_SECONDS
+    while (
+        left := min(django_ratelimit.core._get_window(each, LOGIN_WINDOW_SECONDS) for each in addresses) - time.time()
+    ) < needed:
+        assert time.monotonic() < deadline, "no moment left every window 15 s"
+        time.sleep(max(0.1, left + 1))

@@ -16,12 +16,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import django_ratelimit.core
 import httpx2
 import pytest
 
 from tests.dual_stack import client_from
-from tests.production.cluster import PASSWORD, Cluster, free_port, require_engines
+from tests.production.cluster import PASSWORD, Cluster, a_fresh_minute_for, free_port, require_engines
 from tests.production.nginx import main_configuration, nginx_binary, site_configuration
 
 SLOW_CLIENTS = 230  # the review's count: more than one worker's 100 threads, twice over
@@ -137,16 +136,6 @@ def test_straight_to_gunicorn_the_same_slow_clients_take_health_down(node: Clust
 
 
 # --- who is believed --------------------------------------------------------------------------------
-
-
-def a_fresh_minute_for(*addresses: str, needed: float = 15) -> None:
-    """Wait, when one is nearly over, until the login throttle's minute of every address has `needed`
-    seconds left, so that a test's attempts fall in one window. django-ratelimit's windows end at an
-    offset of their key's own (`_get_window`, keyed here on the client IP)."""
-    deadline = time.monotonic() + 2 * MINUTE
-    while (left := min(django_ratelimit.core._get_window(each, MINUTE) for each in addresses) - time.time()) < needed:
-        assert time.monotonic() < deadline, "no moment left every window 15 s"
-        time.sleep(max(0.1, left + 1))
 
 
 def log_in_from(url: str, source: str, password: str, forwarded: str | None = None) -> int:

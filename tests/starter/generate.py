@@ -20,11 +20,12 @@ import httpx2
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMAND_TIMEOUT = 180.0  # seconds: one command of a generated project (check, migrate, a test subset)
+QUICK_LOOP_TIMEOUT = 600.0  # seconds: its `make check` (linters, tsc, the unit tests), beside the rest of the gate
 SERVER_START_TIMEOUT = 30.0
 OWNER, OWNER_PASSWORD = "owner", "owner-pass-8431"
 
 
-def run(command: list[str], cwd: Path, env: Mapping[str, str] | None = None) -> str:
+def run(command: list[str], cwd: Path, env: Mapping[str, str] | None = None, timeout: float = COMMAND_TIMEOUT) -> str:
     """Run `command` and return its output (stdout and stderr); fail with that output when it exits non-zero."""
     done = subprocess.run(  # noqa: S603 - fixed commands of the tests
         command,
@@ -32,7 +33,7 @@ def run(command: list[str], cwd: Path, env: Mapping[str, str] | None = None) -> 
         env=dict(env) if env is not None else None,
         capture_output=True,
         text=True,
-        timeout=COMMAND_TIMEOUT,
+        timeout=timeout,
         check=False,
     )
     output = done.stdout + done.stderr

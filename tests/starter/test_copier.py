@@ -17,6 +17,7 @@ from sportsproxy.testing import SportsSandbox, start_sandbox
 from tests.starter.generate import (
     OWNER,
     OWNER_PASSWORD,
+    QUICK_LOOP_TIMEOUT,
     ROOT,
     clone_template,
     copier_copy,
@@ -276,6 +277,6 @@ def test_make_check_passes_in_a_clean_clone(generated: Callable[[str], Path], ve
     (clone / ".venv").symlink_to(venv_bin.parent)
     for marker in (venv_bin / "uv", venv_bin.parent / ".installed", venv_bin.parent / ".installed-dev"):
         marker.touch()
-    output = run([MAKE, "check"], clone, environment(clone, venv_bin))
+    output = run([MAKE, "check"], clone, environment(clone, venv_bin), timeout=QUICK_LOOP_TIMEOUT)
     assert " passed" in output
     assert "All checks passed!" in output
