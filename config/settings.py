@@ -186,7 +186,8 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / "staticfiles"
+# Where collectstatic writes the files production serves (`make serve` runs it).
+STATIC_ROOT = env.str("DJANGO_STATIC_ROOT", default="") or BASE_DIR / "staticfiles"
 # Development serves straight from static/; production serves collectstatic's hashed, compressed copies.
 WHITENOISE_USE_FINDERS = DEBUG
 WHITENOISE_AUTOREFRESH = DEBUG

@@ -14,6 +14,7 @@ import secrets
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -132,6 +133,8 @@ class Cluster:
             "SPORTS_TOKEN_RATE": "5/h",  # an hour-long window: the test never straddles two
             "SPORTS_SANDBOX_SLOT_HEARTBEAT": "1",  # a killed worker's sockets are forgotten in 2 s
             "DJANGO_LOG_LEVEL": "WARNING",
+            # Its own collectstatic output: two collectstatic runs into one folder at once fail.
+            "DJANGO_STATIC_ROOT": tempfile.mkdtemp(prefix="sports-static-"),
             **overrides,
         }
         self.workers = 1  # gunicorn worker processes per node
