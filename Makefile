@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1:8000
 
-.PHONY: serve test check lockcheck lockverify lint typecheck format pytest jstest matrix bench lock upgrade install install-dev clean
+.PHONY: serve test check lockcheck lockverify lint typecheck format pytest pytest-parallel jstest matrix bench lock upgrade install install-dev clean
 
 # The targets of this site's own apps, each in its config/<app>/make.mk.
 include $(wildcard config/*/make.mk)
@@ -22,7 +22,13 @@ serve: install
 	$(PY) manage.py collectstatic --no-input --verbosity 0
 	HOST=$(HOST) $(PY) -m config.serve
 
-test: install-dev lockcheck lint typecheck pytest jstest matrix
+# The whole gate, what CI runs: the lock, the linters and the types; then pytest's parallel run, the browser
+# client's tests and the matrix side by side (each mostly waits on servers and browsers it started, so one after
+# another left the cores idle half the time), each one's output printed whole as it ends; then the tests marked
+# `serial`, alone on the machine.
+test: install-dev lockcheck lint typecheck
+	$(MAKE) --no-print-directory --jobs=3 --output-sync=target pytest-parallel jstest matrix
+	$(PYTEST_SERIAL)
 
 # The quick loop while changing code: lint, types, and the unit tests of the route, the SDK, its Django glue
 # and the browser client, in two minutes or less. `make test` stays the whole gate, and what CI runs.
@@ -55,15 +61,18 @@ lint: install-dev
 PYTEST_WORKERS ?= 2
 PYTEST_PARALLEL := $(VENV)/bin/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not serial"
 PYTEST_SERIAL := $(VENV)/bin/pytest -m serial
-pytest: install-dev
-	$(PYTEST_PARALLEL)
+pytest: pytest-parallel
 	$(PYTEST_SERIAL)
 
-# The test matrix (noxfile.py): what differs between pairs (the route's, the glue's and the standalone
-# tests; the SDK's and the sandbox's on the covering pairs) on every supported pair of Python (3.11, 3.12,
-# 3.13, found on this machine) and Django (5.2, 6.0, 6.1), one environment each under .nox/, MATRIX_JOBS
-# pairs at a time (docs/contributing.md, "Supported versions"). With CI set, a missing interpreter fails
-# it. One pair: `.venv/bin/nox -s "tests(python='3.13', django='6.1')"`.
+pytest-parallel: install-dev
+	$(PYTEST_PARALLEL)
+
+# The test matrix (noxfile.py): what differs between pairs (the route's, the glue's and the plugin's tests;
+# the standalone, SDK and sandbox tests on the covering pairs) on every supported pair of Python (3.11, 3.12,
+# 3.13, found on this machine) and Django (5.2, 6.0, 6.1) but the site's own (3.11 with 5.2: `make pytest`
+# is that pair, every test), one environment each under .nox/, MATRIX_JOBS pairs at a time
+# (docs/contributing.md, "Supported versions"). With CI set, a missing interpreter fails it. One pair:
+# `.venv/bin/nox -s "tests(python='3.13', django='6.1')"`.
 MATRIX_JOBS ?= 2
 matrix: install-dev
 	$(VENV)/bin/nox --tags matrix --parallel $(MATRIX_JOBS)

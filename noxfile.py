@@ -90,7 +90,7 @@ def version_key(version: str) -> tuple[int, ...]:
 def covering_pairs(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """Pairs among `pairs` in which every Python and every Django appears at least once: the i-th oldest
     Python with the i-th oldest Django it supports (3.11 with 5.2, 3.12 with 6.0, 3.13 with 6.1)."""
-    chosen: list[tuple[str, str]] = []
+    chosen: list[tuple[str, str]] = [SITE_PAIR] if SITE_PAIR in pairs else []
     for python in sorted({python for python, _ in pairs}, key=version_key):
         supported = sorted((django for version, django in pairs if version == python), key=version_key)
         untested = [django for django in supported if django not in {series for _, series in chosen}]
@@ -137,14 +137,28 @@ def constraints(session: nox.Session) -> str:
     return str(path)
 
 
+def site_pair() -> tuple[str, str]:
+    """The pair `make test`'s own pytest run is: the interpreter nox runs on (the checkout's .venv) and the
+    Django series the lock pins."""
+    (pin,) = pins(REQUIREMENTS)["django"]
+    return f"{sys.version_info.major}.{sys.version_info.minor}", ".".join(pin.split("==")[1].split(".")[:2])
+
+
 select_pyenv_versions()
+SITE_PAIR = site_pair()
 PAIRS = supported_pairs()
+# The covering pairs first: they run the most, and `nox --parallel` starts sessions in this order.
+MATRIX_ORDER = sorted(PAIRS, key=lambda pair: pair not in covering_pairs(PAIRS))
 
 
-# allow_parallel: the pairs share nothing (own environment, temporary folders, free ports), so `nox -j 2` runs
-# two at once.
-@nox.session(tags=["matrix"], allow_parallel=True)
-@nox.parametrize(("python", "django"), PAIRS)
+# allow_parallel: the pairs share nothing (own environment, temporary folders, free ports), so `nox --parallel 2`
+# runs two at once. `make matrix` (the tag) runs every pair but SITE_PAIR: `make test`'s pytest run is that pair,
+# with every test; `nox -s` still runs it by name.
+@nox.session(allow_parallel=True)
+@nox.parametrize(
+    ("python", "django"),
+    [nox.param(*pair, tags=[] if pair == SITE_PAIR else ["matrix"]) for pair in MATRIX_ORDER],
+)
 def tests(session: nox.Session, django: str) -> None:
     """The route's, the glue's, the plugin's and the standalone install tests on one pair; the SDK's and the sandbox's
     on the covering pairs."""

@@ -27,8 +27,9 @@ START = datetime(2026, 3, 14, 15, 9, 26, tzinfo=UTC)
 RpcCall = Callable[..., dict[str, Any]]
 
 
-# The folders whose modules start processes and wait on them: under xdist they are handed out first.
-SLOW_FIRST = ("tests/standalone/", "tests/production/", "tests/e2e/")
+# The folders whose modules start processes and wait on them, longest first: under xdist they are handed out
+# first, in this order (tests/production/ is one group of about six minutes: the run cannot end before it).
+SLOW_FIRST = ("tests/production/", "tests/starter/", "tests/e2e/", "tests/standalone/")
 # Folders whose modules share one worker: each production module starts clusters of server processes
 # (gunicorn, uvicorn, PostgreSQL, Redis) and times their answers; two at once starve each other on two cores.
 FOLDER_GROUPS = {"tests/production/": "production"}
@@ -42,11 +43,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     folders' modules are handed out first."""
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return
-    items.sort(key=lambda item: not item.nodeid.startswith(SLOW_FIRST))  # the quick modules fill the end
+    items.sort(key=_hand_out_order)  # stable: within a folder, the collection's order; the quick modules fill the end
     for item in items:
         if item.get_closest_marker("xdist_group") is not None:
             continue
         item.add_marker(pytest.mark.xdist_group(_group(item)))
+
+
+def _hand_out_order(item: pytest.Item) -> int:
+    return next((rank for rank, folder in enumerate(SLOW_FIRST) if item.nodeid.startswith(folder)), len(SLOW_FIRST))
 
 
 def _group(item: pytest.Item) -> str:

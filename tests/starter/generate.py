@@ -77,9 +77,16 @@ def copier_copy(template: Path, destination: Path, answers: Mapping[str, str]) -
     return destination
 
 
+# How this machine reaches the package registries (certificates, proxies, npm's and pip's own settings): a
+# contributor's shell has them, and without them `npm ci` retries TLS for minutes before it reads its cache.
+MACHINE_VARIABLES = re.compile(r"(?i)(.*_proxy|.*_ca_certs?|ssl_cert_.*|.*_ca_bundle|npm_config_.*|pip_.*|uv_.*)")
+
+
 def environment(project: Path, venv_bin: Path, **settings: str) -> dict[str, str]:
-    """A generated project's own environment: none of this test run's variables, its own database, debug on."""
+    """A generated project's own environment: none of this test run's variables but how the machine reaches the
+    registries, its own database, debug on."""
     base = {
+        **{name: value for name, value in os.environ.items() if MACHINE_VARIABLES.fullmatch(name)},
         "PATH": f"{venv_bin}{os.pathsep}{os.environ['PATH']}",
         "HOME": os.environ.get("HOME", str(project)),
         "LANG": "C.UTF-8",
