@@ -6,6 +6,7 @@ move time while a real WebSocket client talks to a real server.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -17,6 +18,7 @@ import uvicorn
 ASGIApp = Callable[..., Any]  # what uvicorn.Config accepts as an application
 START_TIMEOUT_SEC = 10
 STOP_TIMEOUT_SEC = 10
+DROP_TIMEOUT_SEC = 2  # a closing handshake its client never answers is cut after this
 
 
 class AsgiServer:
@@ -28,6 +30,7 @@ class AsgiServer:
         self._port = 0  # the OS picks a free port at the first start; restarts reuse it
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def address(self) -> str:
@@ -66,8 +69,26 @@ class AsgiServer:
                 raise RuntimeError(f"uvicorn did not start within {START_TIMEOUT_SEC} s (port {self._port})")
             time.sleep(0.01)
         self._port = server.servers[0].sockets[0].getsockname()[1]
-        self._server, self._thread = server, thread
+        self._server, self._thread, self._loop = server, thread, server.servers[0].get_loop()
         return self.address
+
+    def drop_connections(self) -> None:
+        """Ends every open connection as stop() would (WebSockets close with 1012, idle keep-alive
+        connections close), and keeps listening: one server can serve test after test."""
+        if self._server is None or self._loop is None:
+            return
+        state = self._server.server_state
+
+        async def drop() -> None:
+            for connection in list(state.connections):
+                connection.shutdown()
+            deadline = time.monotonic() + DROP_TIMEOUT_SEC
+            while state.connections and time.monotonic() < deadline:
+                await asyncio.sleep(0.005)
+            for connection in list(state.connections):
+                connection.transport.abort()  # type: ignore[union-attr]  # uvicorn's protocols keep their transport
+
+        asyncio.run_coroutine_threadsafe(drop(), self._loop).result(timeout=DROP_TIMEOUT_SEC + 1)
 
     def stop(self) -> None:
         """Stops serving: uvicorn closes the open WebSockets (code 1012) and the listening socket."""
@@ -77,7 +98,7 @@ class AsgiServer:
         # The listening socket closes first; only a connection that never finishes could outlast this,
         # and the port is free again either way.
         self._thread.join(timeout=STOP_TIMEOUT_SEC)
-        self._server = self._thread = None
+        self._server = self._thread = self._loop = None
 
 
 @contextmanager

@@ -16,6 +16,7 @@ from django.core.cache import cache
 from sportsproxy.sandbox import clock as sandbox_clock
 from sportsproxy.sandbox.accounts.keys import issue_key
 from sportsproxy.sandbox.models import Account
+from tests.asgi_server import AsgiServer
 from tests.redis_server import RedisServer
 from tests.support import envelope, post_rpc
 
@@ -124,15 +125,27 @@ def rpc() -> RpcCall:
     return call
 
 
-@pytest.fixture
-def asgi_server(settings: Any, clock: sandbox_clock.ManualClock, transactional_db: None) -> Iterator[str]:
-    """`host:port` of the project's ASGI app (HTTP and WebSocket) on a real socket, on the test clock."""
+@pytest.fixture(scope="session")
+def _asgi_site() -> Iterator[AsgiServer]:
+    """The project's ASGI app served by one uvicorn per test process: a start and a stop cost about 0.3 s, and
+    the app reads each test's settings, clock and database at every request, as it does in a server of its own."""
     from config.asgi import application
-    from tests.asgi_server import serve_asgi
 
+    server = AsgiServer(application)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def asgi_server(
+    _asgi_site: AsgiServer, settings: Any, clock: sandbox_clock.ManualClock, transactional_db: None
+) -> Iterator[str]:
+    """`host:port` of the project's ASGI app (HTTP and WebSocket) on a real socket, on the test clock. What the
+    test leaves open is closed after it (WebSockets with 1012), as a server of the test's own would close it."""
     settings.SPORTS_SANDBOX_WS_TICK = 0.02
-    with serve_asgi(application) as address:
-        yield address
+    yield _asgi_site.address
+    _asgi_site.drop_connections()
 
 
 @pytest.fixture
