@@ -55,10 +55,11 @@ lint: install-dev
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
-# pytest on PYTEST_WORKERS cores (pytest-xdist, one test module per worker at a time), then the tests marked
-# `serial` alone (docs/contributing.md, "Running the tests in parallel"). At most 4 workers: the production
-# tests hold four sets of databases in the shared Redis.
-PYTEST_WORKERS ?= 2
+# pytest in PYTEST_WORKERS processes (pytest-xdist, one test module per worker at a time), then the tests marked
+# `serial` alone (docs/contributing.md, "Running the tests in parallel"). Three on two cores: most tests wait on
+# servers, sockets and browsers they started. At most 4: the production tests hold four sets of databases in the
+# shared Redis.
+PYTEST_WORKERS ?= 3
 PYTEST_PARALLEL := $(VENV)/bin/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not serial"
 PYTEST_SERIAL := $(VENV)/bin/pytest -m serial
 pytest: pytest-parallel
@@ -73,9 +74,11 @@ pytest-parallel: install-dev
 # is that pair, every test), one environment each under .nox/, MATRIX_JOBS pairs at a time
 # (docs/contributing.md, "Supported versions"). With CI set, a missing interpreter fails it. One pair:
 # `.venv/bin/nox -s "tests(python='3.13', django='6.1')"`.
+# Below the CPU priority of whatever runs beside it (`nice`): in `make test`, pytest's parallel run is the longer
+# chain, and its production tests time real servers.
 MATRIX_JOBS ?= 2
 matrix: install-dev
-	$(VENV)/bin/nox --tags matrix --parallel $(MATRIX_JOBS)
+	nice -n 10 $(VENV)/bin/nox --tags matrix --parallel $(MATRIX_JOBS)
 
 # Benchmarks (not part of `make test`): starts its own servers on 127.0.0.1 and prints one table.
 # Uses the Redis on 127.0.0.1:6379 for the two-process fan-out row when it is running.

@@ -130,15 +130,20 @@ def proxies_of_the_settings() -> Proxies:
 
 def run(processes: list[Process]) -> int:
     """Start every process; when one ends or a stop signal comes, stop the rest. Its exit code."""
-    children = [subprocess.Popen(command, cwd=PROJECT_ROOT, env=env) for command, env in processes]  # noqa: S603
     stopping = False
 
     def stop(signum: int, frame: FrameType | None) -> None:
         nonlocal stopping
         stopping = True
 
+    # Before the first child starts: a stop signal between two starts must stop the started ones, not orphan them.
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    children: list[subprocess.Popen[bytes]] = []
+    for command, env in processes:
+        if stopping:
+            break
+        children.append(subprocess.Popen(command, cwd=PROJECT_ROOT, env=env))  # noqa: S603
     while not stopping and all(child.poll() is None for child in children):
         time.sleep(0.2)
     ended = next((child.returncode for child in children if child.returncode is not None), 0)

@@ -65,6 +65,28 @@ def test_sigterm_stops_both_servers_and_exits_0() -> None:
     assert not any(Path(f"/proc/{pid}").exists() for pid in children)  # stopped and reaped
 
 
+def test_a_sigterm_while_the_servers_are_starting_stops_the_started_ones_and_exits_0(tmp_path: Path) -> None:
+    """A supervisor's stop can come before the last server has started: the first one here sends it at once."""
+    started = tmp_path / "started"
+    first = ["/bin/sh", "-c", f"echo $$ >> {started}; kill -TERM $PPID; exec sleep 60"]
+    rest = ["/bin/sh", "-c", f"echo $$ >> {started}; exec sleep 60"]
+    launcher = subprocess.Popen(  # noqa: S603 - this interpreter
+        [
+            sys.executable,
+            "-c",
+            f"from config import serve; raise SystemExit(serve.run([({first!r}, {{}})] + [({rest!r}, {{}})] * 30))",
+        ],
+        cwd=serve.PROJECT_ROOT,
+    )
+    code = launcher.wait(timeout=serve.STOP_SECONDS + 30)
+    pids = [int(line) for line in started.read_text().split()]
+    alive = [pid for pid in pids if Path(f"/proc/{pid}").exists()]
+    for pid in alive:  # what a launcher killed by the signal would have orphaned
+        os.kill(pid, signal.SIGKILL)
+    assert code == 0
+    assert not alive
+
+
 def test_the_metrics_folder_is_made_private_or_emptied_of_the_last_runs_counts(tmp_path: Path) -> None:
     made, ours = serve.metrics_folder({})
     try:

@@ -44,6 +44,12 @@ SERVE_START_SECONDS = 120  # make serve: its checks, migrate and collectstatic, 
 RUN_SETTINGS = re.compile(r"^(DJANGO_|SPORTS_|DATABASE_URL$|REDIS_URL$|HOST$|WEB_|PYTHONPATH$|VIRTUAL_ENV$)")
 
 
+def documented_value(name: str) -> str:
+    """The value the recipe's `export NAME=...` line gives, e.g. its placeholder for the API key."""
+    (line,) = [line for line in recipe() if line.startswith(f"export {name}=")]
+    return shlex.split(line)[1].split("=", 1)[1]
+
+
 def recipe() -> list[str]:
     """The documented steps in their order: each line that is not blank or only a comment."""
     (block,) = STEPS.findall((PROJECT_ROOT / "docs" / "deploy.md").read_text())
@@ -138,7 +144,7 @@ def deployed(sports_sandbox: SportsSandbox, tmp_path_factory: pytest.TempPathFac
             "127.0.0.1:5432/sports": f"127.0.0.1:5432/{database}",
             "redis://127.0.0.1:6379/0": redis.url,
             "https://api.sports.example": sports_sandbox.base_url,
-            "sk_live_your_key_from_the_service_dashboard": sports_sandbox.create_key("deploy-recipe"),
+            documented_value("SPORTS_API_KEY"): sports_sandbox.create_key("deploy-recipe"),
             "HOST=127.0.0.1:8000": f"HOST=127.0.0.1:{site_port}",
         },
     )
