@@ -26,7 +26,8 @@ serve: install
 # client's tests and the matrix side by side (each mostly waits on servers and browsers it started, so one after
 # another left the cores idle half the time), each one's output printed whole as it ends; then the tests marked
 # `serial`, alone on the machine.
-test: install-dev lockcheck lint typecheck
+test: install-dev lockcheck
+	$(MAKE) --no-print-directory --jobs=2 --output-sync=target lint typecheck
 	$(MAKE) --no-print-directory --jobs=3 --output-sync=target pytest-parallel jstest matrix
 	$(PYTEST_SERIAL)
 
@@ -55,11 +56,10 @@ lint: install-dev
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
-# pytest in PYTEST_WORKERS processes (pytest-xdist, one test module per worker at a time), then the tests marked
-# `serial` alone (docs/contributing.md, "Running the tests in parallel"). Three on two cores: most tests wait on
-# servers, sockets and browsers they started. At most 4: the production tests hold four sets of databases in the
-# shared Redis.
-PYTEST_WORKERS ?= 3
+# pytest on PYTEST_WORKERS cores (pytest-xdist, one test module per worker at a time), then the tests marked
+# `serial` alone (docs/contributing.md, "Running the tests in parallel"). At most 4 workers: the production
+# tests hold four sets of databases in the shared Redis.
+PYTEST_WORKERS ?= 2
 PYTEST_PARALLEL := $(VENV)/bin/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not serial"
 PYTEST_SERIAL := $(VENV)/bin/pytest -m serial
 pytest: pytest-parallel
