@@ -15,6 +15,7 @@ from django.core.cache import cache
 
 from sportsproxy.sandbox import clock as sandbox_clock
 from sportsproxy.sandbox.accounts.keys import issue_key
+from sportsproxy.sandbox.matches.book import book
 from sportsproxy.sandbox.models import Account
 from tests.asgi_server import AsgiServer
 from tests.redis_server import RedisServer
@@ -85,6 +86,9 @@ def _fast_password_hashing(settings: Any) -> None:
 @pytest.fixture(autouse=True)
 def _db_and_fresh_cache(db: None) -> Iterator[None]:
     cache.clear()  # rate-limit counters must not leak from one test into the next
+    # The match books as generated: an earlier test's sockets played the simulation's steps on this process's books
+    # (a sport's scheduled matches all kicked off, once, after enough of them).
+    book.cache_clear()
     yield
     cache.clear()
 

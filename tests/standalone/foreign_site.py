@@ -299,27 +299,41 @@ class ForeignSite:
             env={**self.environment, "DJANGO_SUPERUSER_PASSWORD": PASSWORD},
         )
 
+    def _start(self, server_name: str, log_path: Path, attempts: int = 3) -> tuple[subprocess.Popen[bytes], int]:
+        """The server listening on a free port: chosen again when another process takes it first."""
+        attempt = 1
+        while True:
+            port = free_port()
+            with log_path.open("w") as log_file:
+                server = subprocess.Popen(  # noqa: S603 - fixed interpreter and arguments
+                    [str(self.python), *SERVERS[server_name], *_address_arguments(server_name, port)],
+                    cwd=self.root,
+                    env=scrubbed_environment(**self.environment),
+                    stdout=log_file,
+                    stderr=subprocess.STDOUT,
+                )
+            try:
+                _wait_until_listening(port, server, log_path)
+            except PortTaken:
+                if attempt == attempts:
+                    raise
+                attempt += 1
+                continue
+            except BaseException as error:
+                server.kill()
+                server.wait(timeout=10)
+                error.add_note(f"The site's server printed:\n{log_path.read_text()}")
+                raise
+            return server, port
+
     @contextmanager
     def serving(self, server_name: str = "runserver") -> Iterator[str]:
         """The site served on a free port by `runserver` (WSGI) or `uvicorn` (ASGI, which must be
         installed in its environment); yields its base URL, and stops it (with a bounded wait) on exit."""
-        port = free_port()
         log_path = self.root / f"{server_name}.log"
-        commands = {
-            "runserver": ["manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
-            "uvicorn": ["-m", "uvicorn", f"{SITE_PACKAGE}.asgi:application", "--port", str(port), "--lifespan", "off"],
-        }
-        with log_path.open("w") as log_file:
-            server = subprocess.Popen(  # noqa: S603 - fixed interpreter and arguments
-                [str(self.python), *commands[server_name]],
-                cwd=self.root,
-                env=scrubbed_environment(**self.environment),
-                stdout=log_file,
-                stderr=subprocess.STDOUT,
-            )
+        server, port = self._start(server_name, log_path)
         url = f"http://127.0.0.1:{port}"
         try:
-            _wait_until_listening(port, server, log_path)
             yield url
         except BaseException as error:
             error.add_note(f"The site's server printed:\n{log_path.read_text()}")
@@ -334,17 +348,47 @@ class ForeignSite:
             self.log.append(log_path.read_text())
 
 
+SERVERS = {
+    "runserver": ["manage.py", "runserver", "--noreload"],
+    "uvicorn": ["-m", "uvicorn", f"{SITE_PACKAGE}.asgi:application", "--lifespan", "off"],
+}
+
+
+def _address_arguments(server_name: str, port: int) -> list[str]:
+    return [f"127.0.0.1:{port}"] if server_name == "runserver" else ["--port", str(port)]
+
+
+class PortTaken(Exception):
+    """Another process took the free port between its choice and the server's bind."""
+
+
 def _wait_until_listening(port: int, server: subprocess.Popen[bytes], log_path: Path) -> None:
+    """Until `server` itself listens on `port`: a port chosen free can be taken by another process before the server
+    binds it (the gate runs hundreds of servers at once), and a connection would then reach that one."""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if server.poll() is not None:
-            raise AssertionError(f"the site's server exited {server.returncode}:\n{log_path.read_text()}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return
-        except OSError:
-            time.sleep(0.1)
+            printed = log_path.read_text()
+            if "already in use" in printed:
+                raise PortTaken(printed)
+            raise AssertionError(f"the site's server exited {server.returncode}:\n{printed}")
+        if _listens_on(server.pid, port):
+            return
+        time.sleep(0.1)
     raise AssertionError(f"the site's server did not listen within 30 s:\n{log_path.read_text()}")
+
+
+def _listens_on(pid: int, port: int) -> bool:
+    """Whether process `pid` holds a socket listening on 127.0.0.1:`port` (Linux's /proc)."""
+    listening = {
+        f"socket:[{fields[9]}]"
+        for line in Path("/proc/net/tcp").read_text().splitlines()[1:]
+        if (fields := line.split())[1] == f"0100007F:{port:04X}" and fields[3] == "0A"  # 0A: LISTEN
+    }
+    try:
+        return any(os.readlink(fd) in listening for fd in Path(f"/proc/{pid}/fd").iterdir())
+    except FileNotFoundError:  # it exited meanwhile
+        return False
 
 
 @contextmanager
