@@ -22,13 +22,12 @@ serve: install
 	$(PY) manage.py collectstatic --no-input --verbosity 0
 	HOST=$(HOST) $(PY) -m config.serve
 
-# The whole gate, what CI runs: the lock, the linters and the types; then pytest's parallel run, the browser
-# client's tests and the matrix side by side (each mostly waits on servers and browsers it started, so one after
-# another left the cores idle half the time), each one's output printed whole as it ends; then the tests marked
-# `serial`, alone on the machine.
+# The whole gate, what CI runs: the lock; then the linters, the types, pytest's parallel run, the browser client's
+# tests and the matrix side by side (each mostly waits on servers and browsers it started, so one after another
+# left the cores idle half the time), each one's output printed whole as it ends; then the tests marked `serial`,
+# alone on the machine.
 test: install-dev lockcheck
-	$(MAKE) --no-print-directory --jobs=2 --output-sync=target lint typecheck
-	$(MAKE) --no-print-directory --jobs=3 --output-sync=target pytest-parallel jstest matrix
+	$(MAKE) --no-print-directory --jobs=5 --output-sync=target lint typecheck pytest-parallel jstest matrix
 	$(PYTEST_SERIAL)
 
 # The quick loop while changing code: lint, types, and the unit tests of the route, the SDK, its Django glue
@@ -78,7 +77,7 @@ pytest-parallel: install-dev
 # chain, and its production tests time real servers.
 MATRIX_JOBS ?= 2
 matrix: install-dev
-	nice -n 10 $(VENV)/bin/nox --tags matrix --parallel $(MATRIX_JOBS)
+	nice -n 19 $(VENV)/bin/nox --tags matrix --parallel $(MATRIX_JOBS)
 
 # Benchmarks (not part of `make test`): starts its own servers on 127.0.0.1 and prints one table.
 # Uses the Redis on 127.0.0.1:6379 for the two-process fan-out row when it is running.
