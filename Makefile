@@ -60,7 +60,9 @@ lint: install-dev
 # tests hold four sets of databases in the shared Redis.
 PYTEST_WORKERS ?= 2
 PYTEST_PARALLEL := $(VENV)/bin/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not serial"
-PYTEST_SERIAL := $(VENV)/bin/pytest -m serial
+# A temporary folder of its own (--basetemp): pytest's default would first delete the older runs' folders, the
+# parallel run's environments and generated projects among them (10 s on the serial run's clock).
+PYTEST_SERIAL := $(VENV)/bin/pytest -m serial --basetemp="$$(mktemp -d -t pytest-serial.XXXXXX)"
 pytest: pytest-parallel
 	$(PYTEST_SERIAL)
 
