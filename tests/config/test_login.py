@@ -21,6 +21,13 @@ PASSWORD = "right-pass-123"
 ATTACKER = "203.0.113.7"
 
 
+@pytest.fixture(autouse=True)
+def _one_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every attempt of a test in one limit window (django-ratelimit's fixed minutes): on the real clock a slow
+    run crossed a minute between the tenth failure and the eleventh, and the eleventh was let through."""
+    monkeypatch.setattr(django_ratelimit.core, "time", types.SimpleNamespace(time=lambda: 1_800_000_000.0))
+
+
 @pytest.fixture
 def user() -> User:
     return User.objects.create_user("alice", password=PASSWORD)
