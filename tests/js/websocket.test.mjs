@@ -330,6 +330,24 @@ describe("reconnecting", () => {
     client.close();
   });
 
+  test("auth.expired for the token a call has already replaced mints nothing more", async () => {
+    const { world, client, socket } = await connected({ random: () => 0 });
+    world.backend.refusedTokens.add("jwt-1"); // ended early: the call is refused, the socket told
+    await client.rpc("ping");
+    assert.deepEqual(socket.framesOf("auth").map((frame) => frame.params.token), ["jwt-1", "jwt-2"]);
+
+    // The server ended jwt-1's socket before it read the auth frame that replaced it.
+    socket.serverSend({ jsonrpc: "2.0", method: "auth.expired", params: {} });
+    socket.serverClose(4401);
+    await world.clock.advance(1_000);
+
+    assert.deepEqual(world.backend.mintReasons, ["initial", "unauthorized"]);
+    assert.equal(world.WebSocket.instances.length, 2);
+    world.WebSocket.latest.serverOpen();
+    assert.deepEqual(world.WebSocket.latest.framesOf("auth").map((frame) => frame.params.token), ["jwt-2"]);
+    client.close();
+  });
+
   test("a 4429 close (too many connections) backs off and tries again", async () => {
     const { world, client, socket } = await connected({ random: () => 1 });
     socket.serverClose(4429);

@@ -61,10 +61,16 @@ export class LiveSocket {
   #attempting = false;
   /** @type {Connection | null} */
   #connection = null;
-  /** @type {string | null} */
+  /** The token last sent on the socket. @type {string | null} */
   #socketToken = null;
-  /** Why the next attempt needs a new token, or null. @type {"reconnect" | "unauthorized" | null} */
-  #renewReason = null;
+  /** The token the server last accepted on the socket: the one a credential-ended notice is about. */
+  /** @type {string | null} */
+  #acceptedToken = null;
+  /**
+   * Why the next attempt needs a token other than `from`, or null.
+   * @type {{ reason: "reconnect" | "unauthorized", from: string | null } | null}
+   */
+  #renewal = null;
   #schedule;
   #retryTimer = null;
   #openTimer = null;
@@ -131,12 +137,17 @@ export class LiveSocket {
     const connection = this.#connection;
     if (this.#state !== STATE.OPEN || !connection || token === this.#socketToken) return;
     this.#socketToken = token;
-    connection.request("auth", { token }).catch((error) => {
-      if (connection !== this.#connection) return;
-      if (error instanceof UnauthorizedError) return this.#lost(connection, { refusal: error });
-      if (error.code === ERROR.TIMEOUT) return this.#lost(connection, {}); // no answer: a dead socket
-      if (!CONNECTION_LOST_CODES.has(error.code)) this.#events.onError(error);
-    });
+    connection.request("auth", { token }).then(
+      () => {
+        if (connection === this.#connection) this.#acceptedToken = token;
+      },
+      (error) => {
+        if (connection !== this.#connection) return;
+        if (error instanceof UnauthorizedError) return this.#lost(connection, { refusal: error });
+        if (error.code === ERROR.TIMEOUT) return this.#lost(connection, {}); // no answer: a dead socket
+        if (!CONNECTION_LOST_CODES.has(error.code)) this.#events.onError(error);
+      },
+    );
   }
 
   /** Closes the open socket the way a network drop would; the reconnect logic takes over. */
@@ -217,15 +228,16 @@ export class LiveSocket {
   }
 
   async #tokenForAttempt() {
-    if (!this.#renewReason) return this.#tokens.current();
+    const renewal = this.#renewal;
+    if (!renewal) return this.#tokens.current();
     try {
-      const token = await this.#tokens.replace(this.#socketToken, this.#renewReason);
-      this.#renewReason = null;
+      const token = await this.#tokens.replace(renewal.from, renewal.reason);
+      this.#renewal = null;
       return token;
     } catch (error) {
       // The mint route is down, but the token the socket had is still valid: go with it now, and
       // try to mint again at the next attempt if this one fails too.
-      const stillValid = this.#renewReason === REASON.RECONNECT && !error?.final ? this.#tokens.validToken() : null;
+      const stillValid = renewal.reason === REASON.RECONNECT && !error?.final ? this.#tokens.validToken() : null;
       if (!stillValid) throw error;
       this.#events.onError(error);
       return stillValid;
@@ -266,7 +278,8 @@ export class LiveSocket {
     }
     if (connection !== this.#connection) return;
     this.#schedule.authenticated();
-    this.#renewReason = null;
+    this.#acceptedToken = token;
+    this.#renewal = null;
     connection.watchForSilence(SILENCE_LIMIT_MS, () => {
       if (connection === this.#connection) this.#lost(connection, {}); // half-open: died without a close frame
     });
@@ -288,7 +301,9 @@ export class LiveSocket {
     if (connection !== this.#connection) return;
     if (CREDENTIAL_ENDED.has(method)) {
       const message = `The service ended the socket's credential (${method}).`;
-      return this.#lost(connection, { refusal: new UnauthorizedError(message, params) });
+      // About the token it had accepted: one sent since (a refresh) may not have been read yet.
+      const refusal = new UnauthorizedError(message, params);
+      return this.#lost(connection, { refusal, refusedToken: this.#acceptedToken });
     }
     if (method === NOTIFICATION.MATCH_EVENT) this.#subscriptions.deliver(params);
   }
@@ -297,12 +312,14 @@ export class LiveSocket {
    * The current connection is over, for one of these reasons: `refusal` (auth refused, 4401, the
    * credential ended), `closeCode` (closed by the server or the network), `error` (the attempt
    * failed: timeout, rate_limited, ...), or nothing (dropped by us: dead or dropConnection()).
+   * `refusedToken` is the token a refusal is about, when it is not the one last sent.
    */
   /**
    * @param {Connection} connection
-   * @param {{ refusal?: UnauthorizedError | null, closeCode?: number | null, error?: unknown }} why
+   * @param {{ refusal?: UnauthorizedError | null, refusedToken?: string | null, closeCode?: number | null,
+   *   error?: unknown }} why
    */
-  #lost(connection, { refusal = null, closeCode = null, error = null }) {
+  #lost(connection, { refusal = null, refusedToken = this.#socketToken, closeCode = null, error = null }) {
     const wasOpen = this.#state === STATE.OPEN;
     connection.close();
     this.#connection = null;
@@ -317,7 +334,7 @@ export class LiveSocket {
       const said = connection.lastError instanceof UnauthorizedError ? connection.lastError : null;
       refusal = said ?? new UnauthorizedError("The service closed the socket with code 4401 (unauthorized).", { closeCode });
     }
-    if (refusal) return this.#refused(refusal);
+    if (refusal) return this.#refused(refusal, refusedToken);
     if (closeCode === CLOSE.RATE_LIMITED) error = rateLimitedClose(connection.lastError);
     if (error && !wasOpen) return this.#attemptFailed(error);
     if (error) this.#schedule.deferFor(error);
@@ -325,15 +342,18 @@ export class LiveSocket {
       const message = `The WebSocket closed before it was authenticated (code ${closeCode}).`;
       return this.#attemptFailed(new RpcError(ERROR.UNAVAILABLE, message, { closeCode }));
     }
-    this.#renewReason = REASON.RECONNECT;
+    this.#renewal = { reason: REASON.RECONNECT, from: this.#socketToken };
     this.#scheduleRetry();
   }
 
-  /** The credential was refused: once is retried with a newly minted token, twice is final. */
-  #refused(refusal) {
-    this.#tokens.refuse(this.#socketToken);
+  /**
+   * `token` was refused: once is retried with another token (a newer one held, else one newly
+   * minted), twice in a row is final.
+   */
+  #refused(refusal, token) {
+    this.#tokens.refuse(token);
     if (this.#schedule.refused()) return this.#giveUp(refusal);
-    this.#renewReason = REASON.UNAUTHORIZED;
+    this.#renewal = { reason: REASON.UNAUTHORIZED, from: token };
     this.#scheduleRetry();
   }
 
