@@ -255,6 +255,8 @@ SPORTS_PUBLIC_BASE_URL, SPORTS_PUBLIC_WS_URL = browser_addresses(
 SPORTS_SANDBOX_EVENTS = env.bool("SPORTS_SANDBOX_EVENTS", default=True)
 # Seconds per heartbeat of the sandbox's socket counters: a dead worker's slots go after two.
 SPORTS_SANDBOX_SLOT_HEARTBEAT = env.float("SPORTS_SANDBOX_SLOT_HEARTBEAT", default=10.0)
+# Seconds of silence after which the sandbox sends a socket a `ping` (the service's 25).
+SPORTS_SANDBOX_WS_PING_AFTER = env.float("SPORTS_SANDBOX_WS_PING_AFTER", default=25.0)
 
 # SECURITY WARNING: the sandbox signs its JWTs with this (32+ random bytes, never
 # SECRET_KEY). Without one, a development run gets a random key per process.

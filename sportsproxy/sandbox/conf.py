@@ -129,6 +129,12 @@ def ws_auth_timeout() -> float:
     return _seconds(raw, "SPORTS_SANDBOX_WS_AUTH_TIMEOUT", 10)
 
 
+def ws_ping_after() -> float:
+    """Seconds of silence after which a socket is sent a `ping` notification (the service's 25)."""
+    raw = getattr(settings, "SPORTS_SANDBOX_WS_PING_AFTER", 25)
+    return _seconds(raw, "SPORTS_SANDBOX_WS_PING_AFTER", 25)
+
+
 def event_interval() -> float:
     """Seconds of (sandbox clock) time between simulated match events."""
     return _seconds(getattr(settings, "SPORTS_SANDBOX_EVENT_INTERVAL", 3), "SPORTS_SANDBOX_EVENT_INTERVAL", 3)
@@ -139,7 +145,16 @@ def publishes_events() -> bool:
     return bool(getattr(settings, "SPORTS_SANDBOX_EVENTS", True))
 
 
-READERS = (rate_classes, jwt_leeway, last_used_interval, slot_heartbeat, ws_tick, ws_auth_timeout, event_interval)
+READERS = (
+    rate_classes,
+    jwt_leeway,
+    last_used_interval,
+    slot_heartbeat,
+    ws_tick,
+    ws_auth_timeout,
+    ws_ping_after,
+    event_interval,
+)
 
 
 def problems() -> list[Problem]:

@@ -4,6 +4,11 @@ Everything is real: `manage.py migrate` on a fresh PostgreSQL database, and two 
 started as `make serve` starts one (`python -m config.serve`: gunicorn for HTTP, uvicorn for
 the sandbox's WebSocket on the next address), Redis for the cache and the channel layer.
 `Cluster` cleans up after itself (processes, database, Redis keys).
+
+What `make serve` does before it serves, `migrate` and `collectstatic`, runs once per configuration
+(settings module, sandbox mounted or not) and test process: each cluster's database is a copy of
+that migrated one (PostgreSQL's `CREATE DATABASE ... TEMPLATE`) and its pages use those collected
+files (tests/production/test_make_serve.py runs the whole of `make serve`).
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import secrets
+import shutil
 import socket
 import subprocess
 import sys
@@ -48,6 +54,7 @@ def shared_redis_url(purpose: str) -> str:
 
 REDIS_URL = shared_redis_url("cluster")  # a database of its own, flushed before and after
 PASSWORD = "cluster-pass-123"
+USERNAME = "demo"  # every cluster's one user, logged in with PASSWORD
 # `make serve` is production (debug off; it refuses debug on), on the test machine's plain HTTP.
 PRODUCTION = {
     "DJANGO_DEBUG": "0",
@@ -59,7 +66,7 @@ PRODUCTION = {
 
 
 def logged_in(
-    url: str, username: str = "demo", password: str = PASSWORD, *, headers: dict[str, str] | None = None
+    url: str, username: str = USERNAME, password: str = PASSWORD, *, headers: dict[str, str] | None = None
 ) -> httpx2.Client:
     """A client of the site at `url`, logged in through its login form."""
     browser = httpx2.Client(base_url=url, timeout=10)
@@ -133,8 +140,6 @@ class Cluster:
             "SPORTS_TOKEN_RATE": "5/h",  # an hour-long window: the test never straddles two
             "SPORTS_SANDBOX_SLOT_HEARTBEAT": "1",  # a killed worker's sockets are forgotten in 2 s
             "DJANGO_LOG_LEVEL": "WARNING",
-            # Its own collectstatic output: two collectstatic runs into one folder at once fail.
-            "DJANGO_STATIC_ROOT": tempfile.mkdtemp(prefix="sports-static-"),
             **overrides,
         }
         self.workers = 1  # gunicorn worker processes per node
@@ -144,20 +149,28 @@ class Cluster:
 
     def start(self, *, events_in: tuple[bool, ...] = (True, False)) -> None:
         redis.Redis.from_url(REDIS_URL).flushdb()
-        with psycopg.connect(f"{POSTGRES}/test", autocommit=True) as admin:
-            admin.execute(f'CREATE DATABASE "{self.database}"')
-        self.manage("migrate", "--no-input")
-        # As make serve does (with debug off, pages name collectstatic's hashed copies).
-        self.manage("collectstatic", "--no-input", "--verbosity", "0", DJANGO_DEBUG="0")
+        self.prepare()
         sandbox = self.environment["SPORTS_SANDBOX"] == "1"
         self.site_key = self.new_key("cluster-site", "growth") if sandbox else self.environment["SPORTS_API_KEY"]
-        self.manage(
-            "shell",
-            "-c",
-            f"from django.contrib.auth.models import User; User.objects.create_user('demo', password='{PASSWORD}')",
-        )
         for events in events_in:
             self._start_server(events)
+
+    def prepare(self) -> None:
+        """What `make serve` does before it serves: this node's database migrated (a copy of its configuration's,
+        with the user USERNAME), the static files collected."""
+        template, static_root = prepared(self.environment)
+        deadline = time.monotonic() + 5
+        with psycopg.connect(f"{POSTGRES}/test", autocommit=True) as admin:
+            # The setup's last connection to the template may not have ended yet on the server's side.
+            while True:
+                try:
+                    admin.execute(f'CREATE DATABASE "{self.database}" TEMPLATE "{template}"')
+                    break
+                except psycopg.errors.ObjectInUse:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.1)
+        self.environment["DJANGO_STATIC_ROOT"] = static_root
 
     def _start_server(self, events: bool) -> None:
         port, ws_port = free_port(), free_port()
@@ -194,19 +207,8 @@ class Cluster:
                     return int(pid)
         raise RuntimeError(f"node {node} runs no uvicorn")
 
-    def manage(self, *arguments: str, **environment: str) -> str:
-        completed = subprocess.run(  # noqa: S603 - fixed interpreter and script
-            [sys.executable, "manage.py", *arguments],
-            cwd=PROJECT_ROOT,
-            env={**self.environment, **environment},
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        if completed.returncode != 0:
-            raise RuntimeError(f"manage.py {arguments[0]} failed:\n{completed.stderr}")
-        return completed.stdout
+    def manage(self, *arguments: str) -> str:
+        return manage(self.environment, *arguments)
 
     def new_key(self, account: str, tier: str) -> str:
         return self.manage("sandbox_key", "create", "--account", account, "--tier", tier).splitlines()[-1]
@@ -224,6 +226,65 @@ class Cluster:
             admin.execute(f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)')
         redis.Redis.from_url(REDIS_URL).flushdb()
 
+
+def manage(environment: dict[str, str], *arguments: str) -> str:
+    """`manage.py` with `arguments` in `environment`: its output, or RuntimeError with its errors."""
+    completed = subprocess.run(  # noqa: S603 - fixed interpreter and script
+        [sys.executable, "manage.py", *arguments],
+        cwd=PROJECT_ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if completed.returncode != 0:
+        raise RuntimeError(f"manage.py {arguments[0]} failed:\n{completed.stderr}")
+    return completed.stdout
+
+
+# Per configuration (settings module, sandbox mounted): the migrated database every cluster's is copied from,
+# and the folder of collected static files they all serve (read only).
+_prepared: dict[tuple[str, str], tuple[str, str]] = {}
+
+
+def prepared(environment: dict[str, str]) -> tuple[str, str]:
+    """The template database and the static folder for `environment`'s configuration, made at its first use in
+    this test process: `migrate`, the user USERNAME, and `collectstatic` as `make serve` runs it (debug off)."""
+    configuration = (environment.get("DJANGO_SETTINGS_MODULE", ""), environment["SPORTS_SANDBOX"])
+    if configuration not in _prepared:
+        template = f"sports_template_{secrets.token_hex(4)}"
+        static_root = tempfile.mkdtemp(prefix="sports-static-")
+        _prepared[configuration] = (template, static_root)  # dropped at the end, even when half made
+        with psycopg.connect(f"{POSTGRES}/test", autocommit=True) as admin:
+            admin.execute(f'CREATE DATABASE "{template}"')
+        setup = {
+            **environment,
+            "DATABASE_URL": f"{POSTGRES}/{template}",  # straight to PostgreSQL, whatever the node goes through
+            "DJANGO_STATIC_ROOT": static_root,
+            "DJANGO_DEBUG": "0",
+        }
+        manage(setup, "migrate", "--no-input")
+        manage(setup, "collectstatic", "--no-input", "--verbosity", "0")
+        user = f"User.objects.create_user({USERNAME!r}, password={PASSWORD!r})"
+        manage(setup, "shell", "-c", f"from django.contrib.auth.models import User; {user}")
+    return _prepared[configuration]
+
+
+def drop_prepared() -> None:
+    """Drop the template databases and static folders `prepared` made in this test process."""
+    if not _prepared:
+        return
+    with psycopg.connect(f"{POSTGRES}/test", autocommit=True) as admin:
+        for template, static_root in _prepared.values():
+            admin.execute(f'DROP DATABASE IF EXISTS "{template}" WITH (FORCE)')
+            shutil.rmtree(static_root, ignore_errors=True)
+    _prepared.clear()
+
+
+# The `cluster` fixture's sockets are pinged after this much silence rather than the service's 25 s, so a test
+# can hold idle sockets past two pings in under half a minute.
+PING_AFTER_SECONDS = 10
 
 LOGIN_WINDOW_SECONDS = 60  # the login throttle counts failures per minute (config/login.py)
 

@@ -46,13 +46,7 @@ class Operated:
 
 def _start(node: Cluster) -> None:
     """Cluster.start without touching the shared Redis (this node has its own)."""
-    with psycopg.connect(f"{POSTGRES}/test", autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{node.database}"')
-    node.manage("migrate", "--no-input")
-    node.manage("collectstatic", "--no-input", "--verbosity", "0")  # as `make serve` does before it serves
-    node.manage(
-        "shell", "-c", "from django.contrib.auth.models import User; User.objects.create_user('demo', password='pw-9')"
-    )
+    node.prepare()
     node._start_server(events=False)
 
 
@@ -168,7 +162,7 @@ def test_metrics_add_up_both_workers(operated: Operated) -> None:
     for _ in range(4):  # whichever worker answers /metrics, the same sum
         assert counts(operated.url)["not_authenticated"] == before + sent
 
-    browser = logged_in(operated.url, password="pw-9")
+    browser = logged_in(operated.url)
     assert mint(browser).status_code == 200
     browser.close()
     text = httpx2.get(f"{operated.url}/metrics", timeout=10).text
@@ -280,7 +274,7 @@ def test_a_frozen_then_stopped_redis(operated: Operated) -> None:
     until_ready(operated.url)
 
     before = counts(operated.url).get("rate_limit_unavailable", 0)
-    browser = logged_in(operated.url, password="pw-9")  # the login throttle needs Redis too
+    browser = logged_in(operated.url)  # the login throttle needs Redis too
     operated.redis.stop()
     try:
         for _ in range(4):

@@ -33,10 +33,9 @@ CLOSE_UNAUTHORIZED = service.CLOSE_UNAUTHORIZED
 AUTH_EXPIRED = {"jsonrpc": "2.0", "method": service.AUTH_EXPIRED, "params": {}}
 AUTH_REVOKED = {"jsonrpc": "2.0", "method": service.AUTH_REVOKED, "params": {}}
 CLOSE_RATE_LIMITED = service.CLOSE_RATE_LIMITED
+# The service's liveness rule: a socket sent nothing for SPORTS_SANDBOX_WS_PING_AFTER seconds (25) gets a `ping`
+# (clients treat 60 s without any frame as a dead connection).
 PING = {"jsonrpc": "2.0", "method": "ping", "params": {}}
-# The service's liveness rule: a socket sent nothing for this long gets a `ping` (clients treat
-# 60 s without any frame as a dead connection).
-PING_AFTER_SECONDS = 25
 
 Envelope = dict[str, Any]
 
@@ -155,7 +154,7 @@ class SocketSession:
         credential's expiry or the next ping, whichever is first."""
         if self.caller is None:
             return self.connected_at + timedelta(seconds=conf.ws_auth_timeout())
-        ping_at = self.last_sent_at + timedelta(seconds=PING_AFTER_SECONDS)
+        ping_at = self.last_sent_at + timedelta(seconds=conf.ws_ping_after())
         expires_at = self.caller.expires_at
         return ping_at if expires_at is None else min(ping_at, expires_at)
 
@@ -164,7 +163,7 @@ class SocketSession:
         self.last_sent_at = clock.now()
 
     def ping_due(self) -> bool:
-        return (clock.now() - self.last_sent_at).total_seconds() >= PING_AFTER_SECONDS
+        return (clock.now() - self.last_sent_at).total_seconds() >= conf.ws_ping_after()
 
     def close(self) -> None:
         """Give back every slot this socket held (idempotent)."""

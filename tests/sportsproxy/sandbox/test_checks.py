@@ -88,6 +88,7 @@ def test_they_run_with_deploy_only(settings: Any) -> None:
     [
         ("SPORTS_SANDBOX_WS_TICK", 0),
         ("SPORTS_SANDBOX_WS_AUTH_TIMEOUT", "soon"),
+        ("SPORTS_SANDBOX_WS_PING_AFTER", 0),
         ("SPORTS_SANDBOX_EVENT_INTERVAL", float("inf")),
         ("SPORTS_SANDBOX_SLOT_HEARTBEAT", -1),
         ("SPORTS_SANDBOX_JWT_LEEWAY", None),

@@ -115,17 +115,23 @@ async def test_a_browser_handshake_with_an_api_key_is_refused(server: str, key: 
             await socket.recv()
 
 
-async def test_a_socket_sent_nothing_for_25_seconds_gets_a_ping(server: str, key: str, clock: ManualClock) -> None:
+@pytest.mark.parametrize("ping_after", [None, 5], ids=["the service's 25 s", "SPORTS_SANDBOX_WS_PING_AFTER=5"])
+async def test_a_socket_sent_nothing_for_25_seconds_gets_a_ping(
+    server: str, key: str, clock: ManualClock, settings: Any, ping_after: int | None
+) -> None:
+    if ping_after is not None:
+        settings.SPORTS_SANDBOX_WS_PING_AFTER = ping_after
+    silence = ping_after or 25
     async with connect(f"ws://{server}/sdk/v1/ws") as socket:
         await call(socket, "auth", {"apiKey": key})
-        clock.advance(24)
+        clock.advance(silence - 1)
         with pytest.raises(TimeoutError):
-            await asyncio.wait_for(socket.recv(), 2 * conf.ws_tick())  # 24 s of silence: nothing yet
+            await asyncio.wait_for(socket.recv(), 2 * conf.ws_tick())  # a second short of it: nothing yet
         clock.advance(1)
         ping = json.loads(await asyncio.wait_for(socket.recv(), 5))
         assert ping == {"jsonrpc": "2.0", "method": "ping", "params": {}}
         await call(socket, "matches.list", {"limit": 1})  # an answer counts as something sent
-        clock.advance(24)
+        clock.advance(silence - 1)
         with pytest.raises(TimeoutError):
             await asyncio.wait_for(socket.recv(), 2 * conf.ws_tick())
 
