@@ -15,6 +15,7 @@ from sportsproxy.sandbox import conf
 from sportsproxy.sandbox.accounts.keys import issue_key
 from sportsproxy.sandbox.clock import ManualClock
 from sportsproxy.sandbox.models import Account
+from sportsproxy.sandbox.realtime import revocation
 from tests.upstreams import closed_port_url
 
 
@@ -58,8 +59,12 @@ async def test_a_token_client_connects_with_the_token(asgi_server: str, key: tup
 
 
 async def test_a_socket_closed_by_the_service_ends_iteration_and_fails_calls(
-    asgi_server: str, key: tuple[Any, str]
+    asgi_server: str, key: tuple[Any, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The call below finds the key revoked and is answered so, then the socket closed. The revocation watcher
+    # (once a second, real time) would otherwise close it on its own whenever it looks, before the call on a
+    # slow run: that path is the sandbox's (tests/sportsproxy/sandbox/realtime/test_ws_live.py).
+    monkeypatch.setattr(revocation, "revoked_among", lambda key_ids: [])
     async with AsyncSportsClient(key[1], base_url=f"http://{asgi_server}") as client, client.connect() as socket:
         await sync_to_async(key[0].revoke)()
         with pytest.raises(UnauthorizedError):
