@@ -244,8 +244,9 @@ def manage(environment: dict[str, str], *arguments: str) -> str:
 
 
 # Per configuration (settings module, sandbox mounted): the migrated database every cluster's is copied from,
-# and the folder of collected static files they all serve (read only).
+# and the folder of collected static files they all serve (read only). `_made` also holds any left half made.
 _prepared: dict[tuple[str, str], tuple[str, str]] = {}
+_made: list[tuple[str, str]] = []
 
 
 def prepared(environment: dict[str, str]) -> tuple[str, str]:
@@ -255,7 +256,7 @@ def prepared(environment: dict[str, str]) -> tuple[str, str]:
     if configuration not in _prepared:
         template = f"sports_template_{secrets.token_hex(4)}"
         static_root = tempfile.mkdtemp(prefix="sports-static-")
-        _prepared[configuration] = (template, static_root)  # dropped at the end, even when half made
+        _made.append((template, static_root))
         with psycopg.connect(f"{POSTGRES}/test", autocommit=True) as admin:
             admin.execute(f'CREATE DATABASE "{template}"')
         setup = {
@@ -268,17 +269,19 @@ def prepared(environment: dict[str, str]) -> tuple[str, str]:
         manage(setup, "collectstatic", "--no-input", "--verbosity", "0")
         user = f"User.objects.create_user({USERNAME!r}, password={PASSWORD!r})"
         manage(setup, "shell", "-c", f"from django.contrib.auth.models import User; {user}")
+        _prepared[configuration] = (template, static_root)
     return _prepared[configuration]
 
 
 def drop_prepared() -> None:
     """Drop the template databases and static folders `prepared` made in this test process."""
-    if not _prepared:
+    if not _made:
         return
     with psycopg.connect(f"{POSTGRES}/test", autocommit=True) as admin:
-        for template, static_root in _prepared.values():
+        for template, static_root in _made:
             admin.execute(f'DROP DATABASE IF EXISTS "{template}" WITH (FORCE)')
             shutil.rmtree(static_root, ignore_errors=True)
+    _made.clear()
     _prepared.clear()
 
 
