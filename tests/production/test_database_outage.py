@@ -61,7 +61,6 @@ def proxied_node() -> Iterator[ProxiedNode]:
     node = Cluster(**PRODUCTION, REDIS_URL=cache.url)
     node.environment["DATABASE_URL"] = f"postgres://postgres@127.0.0.1:{proxy.port}/{node.database}"
     try:
-        node.manage("collectstatic", "--no-input", "--verbosity", "0")  # as `make serve` does before it serves
         node.start(events_in=(False,))
         yield ProxiedNode(node, proxy, cache)
     finally:
@@ -269,7 +268,6 @@ def node_saving_every_request() -> Iterator[tuple[Cluster, CuttingService]]:
         )
         node.environment["DATABASE_URL"] = f"postgres://postgres@127.0.0.1:{proxy.port}/{node.database}"
         try:
-            node.manage("collectstatic", "--no-input", "--verbosity", "0")
             node.start(events_in=(False,))
             yield node, service
         finally:

@@ -239,10 +239,7 @@ def production_node() -> Iterator[Cluster]:
     node = Cluster()
     del node.environment["DJANGO_DEBUG"]
     try:
-        # As `make serve` does before it serves; without it the login page found staticfiles/ only when
-        # another module had collected it first (a clean clone, another order: a 500).
-        node.manage("collectstatic", "--no-input", "--verbosity", "0")
-        node.start(events_in=(False,))
+        node.start(events_in=(False,))  # collectstatic first, as `make serve` does (Cluster.prepare)
         yield node
     finally:
         node.stop()
