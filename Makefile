@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1:8000
 
-.PHONY: serve test check lockcheck lockverify lint typecheck format pytest pytest-parallel jstest matrix bench lock upgrade install install-dev clean
+.PHONY: serve test check lockcheck lockverify lint typecheck format pytest pytest-parallel pytest-check jstest matrix bench lock upgrade install install-dev clean
 
 # The targets of this site's own apps, each in its config/<app>/make.mk.
 include $(wildcard config/*/make.mk)
@@ -32,10 +32,14 @@ test: install-dev lockcheck
 
 # The quick loop while changing code: lint, types, and the unit tests of the route, the SDK, its Django glue
 # and the browser client, in two minutes or less. `make test` stays the whole gate, and what CI runs.
+# Side by side, as in `make test`: the linters and the types fill the cores while the tests wait on their servers.
 CHECK_TESTS := tests/mintroute tests/sportsproxy/django $(wildcard tests/sportsproxy/test_*.py)
-check: install-dev lint typecheck jstest
-	$(PYTEST_PARALLEL) $(CHECK_TESTS)
+check: install-dev
+	$(MAKE) --no-print-directory --jobs=4 --output-sync=target lint typecheck jstest pytest-check
 	$(PYTEST_SERIAL) $(CHECK_TESTS)
+
+pytest-check: install-dev
+	$(PYTEST_PARALLEL) $(CHECK_TESTS)
 
 # The lock (tests/lock.py): every package, direct or transitive, pinned with its hashes. `make lock` after
 # changing a dependency in pyproject.toml: uv resolves uv.lock and exports requirements.txt (the demo's) and
