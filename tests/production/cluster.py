@@ -302,3 +302,21 @@ def a_fresh_minute_for(*addresses: str, needed: float = 15) -> None:
     ) < needed:
         assert time.monotonic() < deadline, "no moment left every window 15 s"
         time.sleep(max(0.1, left + 1))
+
+
+_handed_out: set[str] = set()  # each address serves one test of this process: no count carries over
+
+
+def fresh_addresses(count: int, needed: float = 15) -> list[str]:
+    """`count` loopback addresses (127.0.1.x), new to this test process, whose login-throttle minutes each have
+    `needed` seconds left: a test's attempts from them fall in one window without waiting for one
+    (a_fresh_minute_for waits, for an address a test cannot choose)."""
+    fresh = [
+        address
+        for address in (f"127.0.1.{host}" for host in range(1, 255))
+        if address not in _handed_out
+        and django_ratelimit.core._get_window(address, LOGIN_WINDOW_SECONDS) - time.time() >= needed
+    ][:count]
+    assert len(fresh) == count, "the loopback addresses 127.0.1.x have all been handed out"
+    _handed_out.update(fresh)
+    return fresh

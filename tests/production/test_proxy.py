@@ -3,7 +3,7 @@ are held by nginx, and `/healthz` keeps answering; sent straight to gunicorn, th
 
 Who is believed: the node trusts X-Forwarded-For only from nginx's address (SPORTS_TRUSTED_PROXIES
 127.0.0.1/32, SPORTS_TRUSTED_PROXY_COUNT 1). Any address of 127.0.0.0/8 is this machine, so a client
-can connect from another one (127.0.0.3, ...): straight to gunicorn it is not the proxy, and counts by
+can connect from another one (127.0.1.x: `fresh_addresses`): straight to gunicorn it is not the proxy, and counts by
 its own address whatever it forwards."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import httpx2
 import pytest
 
 from tests.dual_stack import client_from
-from tests.production.cluster import PASSWORD, Cluster, a_fresh_minute_for, free_port, require_engines
+from tests.production.cluster import PASSWORD, Cluster, free_port, fresh_addresses, require_engines
 from tests.production.nginx import main_configuration, nginx_binary, site_configuration
 
 SLOW_CLIENTS = 230  # the review's count: more than one worker's 100 threads, twice over
@@ -149,8 +149,7 @@ def log_in_from(url: str, source: str, password: str, forwarded: str | None = No
 
 
 def test_straight_to_gunicorn_a_new_forwarded_address_each_time_still_counts_by_the_peer(node: Cluster) -> None:
-    attacker = "127.0.0.3"  # not the proxy
-    a_fresh_minute_for(attacker)
+    (attacker,) = fresh_addresses(1)  # not the proxy
     answers = [
         log_in_from(node.urls[0], attacker, f"guess-{number}", forwarded=f"198.51.100.{number}")
         for number in range(PASSWORD_FAILURES_A_MINUTE + 1)
@@ -159,21 +158,19 @@ def test_straight_to_gunicorn_a_new_forwarded_address_each_time_still_counts_by_
 
 
 def test_a_spoofed_forwarded_address_locks_out_only_the_one_who_sent_it(node: Cluster, proxy: str) -> None:
-    real_user = "127.0.0.77"
-    a_fresh_minute_for("127.0.0.4", "127.0.0.5", real_user)
+    through_nginx, past_nginx, real_user = fresh_addresses(3)
     # Through nginx, which appends the address it saw: the attacker's own.
-    through = [log_in_from(proxy, "127.0.0.4", "guess", forwarded=real_user) for _ in range(11)]
+    through = [log_in_from(proxy, through_nginx, "guess", forwarded=real_user) for _ in range(11)]
     assert through[-1] == 429
     # Past nginx, straight to gunicorn: not the proxy, so the header is not read.
-    past = [log_in_from(node.urls[0], "127.0.0.5", "guess", forwarded=real_user) for _ in range(11)]
+    past = [log_in_from(node.urls[0], past_nginx, "guess", forwarded=real_user) for _ in range(11)]
     assert past[-1] == 429
     assert log_in_from(proxy, real_user, PASSWORD) == 302  # the real user logs in
 
 
 def test_basic_passwords_at_the_route_are_throttled(node: Cluster, proxy: str) -> None:
     """The issue's oracle: 40 wrong Basic passwords were 40 x 401, and the right one 403 csrf_failed."""
-    attacker = "127.0.0.6"
-    a_fresh_minute_for(attacker)
+    (attacker,) = fresh_addresses(1)
     with client_from(proxy, attacker) as caller:
 
         def basic(password: str) -> httpx2.Response:
