@@ -199,14 +199,17 @@ async def test_a_client_that_stops_reading_is_closed_with_4008(server: str, cloc
     settings.SPORTS_SANDBOX_WS_TICK = 0.02
     key = await sync_to_async(lambda: issue_key(Account.objects.create(name="slow-reader", tier="growth"), "test")[1])()
     slow = await SlowReader.connect(server)
-    await slow.call("auth", {"apiKey": key})
-    for _ in range(50):
-        await slow.call("matches.subscribe", {})
-    for _ in range(40):  # every sport's events, 50 times over: tens of thousands of frames, none read
-        clock.advance(3 * conf.event_interval())
-        await asyncio.sleep(0.05)
+    try:
+        await slow.call("auth", {"apiKey": key})
+        for _ in range(50):
+            await slow.call("matches.subscribe", {})
+        for _ in range(40):  # every sport's events, 50 times over: tens of thousands of frames, none read
+            clock.advance(3 * conf.event_interval())
+            await asyncio.sleep(0.05)
 
-    received, close_code = await slow.read_until_closed()
+        received, close_code = await slow.read_until_closed()
+    finally:
+        slow.connection.close()  # a failure above must not leave it to a later test's ResourceWarning
     assert close_code == 4008
     assert received < 40 * 18 * 50  # the backlog was dropped, not delivered
 
@@ -221,6 +224,7 @@ class SlowReader:
         self.connection = connection
         self.protocol = protocol
         self.loop = asyncio.get_running_loop()
+        self.pending: list[object] = []  # events received and not yet handed out
 
     @classmethod
     async def connect(cls, server: str) -> SlowReader:
@@ -239,25 +243,29 @@ class SlowReader:
         await self.loop.sock_sendall(self.connection, b"".join(self.protocol.data_to_send()))
 
     async def next_event(self) -> object:
-        while not (events := self.protocol.events_received()):
+        while not self.pending:
             data = await asyncio.wait_for(self.loop.sock_recv(self.connection, 65536), 10)
             if not data:
                 self.protocol.receive_eof()
                 raise ConnectionError("closed")
             self.protocol.receive_data(data)
-        self.pending = events[1:]
-        return events[0]
+            self.pending.extend(self.protocol.events_received())
+        return self.pending.pop(0)
 
     async def call(self, method: str, params: Any) -> dict[str, Any]:
-        self.protocol.send_text(json.dumps(envelope(method, params)).encode())
+        request = envelope(method, params)
+        self.protocol.send_text(json.dumps(request).encode())
         await self.flush()
-        frame = await self.next_event()
-        answer: dict[str, Any] = json.loads(frame.data)  # type: ignore[attr-defined]
+        while True:  # the events of subscriptions made before may come first (a slow run)
+            frame = await self.next_event()
+            answer: dict[str, Any] = json.loads(frame.data)  # type: ignore[attr-defined]
+            if answer.get("id") == request["id"]:
+                break
         assert "result" in answer, answer
         return answer
 
     async def read_until_closed(self) -> tuple[int, int | None]:
-        received = len(getattr(self, "pending", []))
+        received = len(self.pending)
         try:
             while True:
                 data = await asyncio.wait_for(self.loop.sock_recv(self.connection, 1 << 20), 10)
