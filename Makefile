@@ -22,6 +22,11 @@ serve: install
 	$(PY) manage.py collectstatic --no-input --verbosity 0
 	HOST=$(HOST) $(PY) -m config.serve
 
+# The test runs write Python's bytecode caches (`__pycache__/`, ignored by git) even where the environment says
+# not to (PYTHONDONTWRITEBYTECODE, set on these machines): every test process, server and matrix environment would
+# otherwise compile the same modules again, and rewrite pytest's assertions in every test module (docs/contributing.md).
+test check pytest pytest-parallel pytest-check matrix bench: export PYTHONDONTWRITEBYTECODE :=
+
 # The whole gate, what CI runs: the lock; then the linters, the types, pytest's parallel run, the browser client's
 # tests and the matrix side by side (each mostly waits on servers and browsers it started, so one after another
 # left the cores idle half the time), each one's output printed whole as it ends; then the tests marked `serial`,

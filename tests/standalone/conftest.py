@@ -90,7 +90,7 @@ def copy_parts(site_root: Path) -> None:
         shutil.copytree(
             PROJECT_ROOT / folder,
             site_root / folder,
-            ignore=shutil.ignore_patterns("__pycache__", "sandbox") if folder == "sportsproxy" else None,
+            ignore=shutil.ignore_patterns("__pycache__", *(["sandbox"] if folder == "sportsproxy" else [])),
         )
 
 

@@ -52,7 +52,7 @@ def dev_pins(*names: str) -> list[str]:
 def scrubbed_environment(**extra: str) -> dict[str, str]:
     """PATH, HOME and locale only: no PYTHONPATH, no DJANGO_* or SPORTS_* of the test run."""
     kept = {name: os.environ[name] for name in ("PATH", "HOME", "LANG", "TMPDIR") if name in os.environ}
-    return {**kept, "PYTHONDONTWRITEBYTECODE": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1", **extra}
+    return {**kept, "PIP_DISABLE_PIP_VERSION_CHECK": "1", **extra}
 
 
 def run_status(
