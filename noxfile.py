@@ -40,10 +40,12 @@ TEST_RUNNER = ("pytest", "pytest-django", "pytest-env", "pytest-asyncio", "uv")
 # host site's Django (the route, the glue, the pytest plugin an integrator's suite loads). On the covering pairs only
 # (every declared Python and every declared Django at least once): the standalone tests, which install the parts
 # on that pair's Python and Django (each version is installed and driven once, and their time is most of a pair's),
-# the SDK's core, which knows nothing of Django, and the sandbox's rules, which are the service's, not the host's.
+# the SDK's core and the glue's secret rules (zxcvbn's estimate), which know nothing of Django, and the sandbox's
+# rules, which are the service's, not the host's. A covering test inside a PAIR_TESTS folder is left out elsewhere.
 PAIR_TESTS = ("tests/mintroute", "tests/sportsproxy/django", "tests/sportsproxy/test_testing.py")
 COVERING_TESTS = (
     "tests/standalone",
+    "tests/sportsproxy/django/test_secrets.py",
     "tests/sportsproxy/sandbox",
     "tests/sportsproxy/test_client.py",
     "tests/sportsproxy/test_client_async.py",
@@ -102,9 +104,13 @@ def covering_pairs(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return chosen
 
 
-def paths_for(python: str, django: str) -> tuple[str, ...]:
-    """The tests one pair runs: PAIR_TESTS, and COVERING_TESTS too on a covering pair."""
-    return (*PAIR_TESTS, *COVERING_TESTS) if (python, django) in covering_pairs(PAIRS) else PAIR_TESTS
+def pytest_arguments(python: str, django: str) -> list[str]:
+    """The paths one pair runs, and what it leaves out: PAIR_TESTS, and COVERING_TESTS too on a covering pair
+    (elsewhere they are ignored, so that one inside a PAIR_TESTS folder is left out); never SAME_ON_EVERY_PAIR."""
+    covering = (python, django) in covering_pairs(PAIRS)
+    paths = (*PAIR_TESTS, *COVERING_TESTS) if covering else PAIR_TESTS
+    ignored = (*SAME_ON_EVERY_PAIR, *(() if covering else COVERING_TESTS))
+    return [*paths, *(f"--ignore={path}" for path in ignored)]
 
 
 def django_release(series: str) -> str:
@@ -161,10 +167,9 @@ MATRIX_ORDER = sorted(PAIRS, key=lambda pair: pair not in covering_pairs(PAIRS))
     [nox.param(*pair, tags=[] if pair == SITE_PAIR else ["matrix"]) for pair in MATRIX_ORDER],
 )
 def tests(session: nox.Session, django: str) -> None:
-    """The route's, the glue's, the plugin's and the standalone install tests on one pair; the SDK's and the sandbox's
-    on the covering pairs."""
+    """The route's, the glue's and the plugin's tests on one pair; on a covering pair the standalone install tests,
+    the SDK's, the secret rules' and the sandbox's too."""
     runtime = [pin for name, locked in pins(REQUIREMENTS).items() if name != "django" for pin in locked]
     session.install("-c", constraints(session), *runtime, *TEST_RUNNER, f"Django=={django_release(django)}")
-    paths = paths_for(str(session.python), django)
-    ignored = [f"--ignore={path}" for path in SAME_ON_EVERY_PAIR]
-    session.run("python", "-m", "pytest", *paths, *ignored, "-q", "-p", "no:cacheprovider", *session.posargs)
+    arguments = pytest_arguments(str(session.python), django)
+    session.run("python", "-m", "pytest", *arguments, "-q", "-p", "no:cacheprovider", *session.posargs)

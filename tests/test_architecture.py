@@ -200,3 +200,9 @@ def test_the_parts_speak_http_through_httpx2_never_httpx_or_httpcore() -> None:
     }
     assert stale == set()
     assert "httpx2" in modules_imported(ROOT / "sportsproxy" / "client.py")
+
+
+def test_the_glues_secret_rules_know_no_django() -> None:
+    # So the matrix runs their tests on the covering pairs only (noxfile.py's COVERING_TESTS), as the SDK core's.
+    imported = modules_imported(ROOT / "sportsproxy" / "django" / "secrets.py")
+    assert [module for module in imported if module.split(".")[0] == "django"] == []

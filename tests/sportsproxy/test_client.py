@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import ssl
 import time
 from collections.abc import Iterator
 from datetime import datetime
@@ -25,6 +26,7 @@ from sportsproxy import (
     TokenResponse,
     UnauthorizedError,
 )
+from sportsproxy.client import shared_tls_context
 from sportsproxy.sandbox.accounts.keys import hash_secret
 from sportsproxy.sandbox.clock import ManualClock
 from sportsproxy.sandbox.models import ApiKey
@@ -322,3 +324,14 @@ def test_a_transport_that_is_not_httpx2s_is_refused_with_the_fix(client_class: t
     with pytest.raises(TypeError, match=r"import httpx2 in place of httpx") as refused:
         client_class("sk_test_" + "k" * 43, base_url="https://sports.example", transport=HttpxStyleTransport())
     assert "HttpxStyleTransport" in str(refused.value)
+
+
+async def test_every_client_of_the_process_verifies_with_one_tls_context() -> None:
+    # Each context loads the system's certificates (about 10 ms of CPU): built once, shared by every client.
+    key, url = "sk_test_" + "k" * 43, "https://sports.example"
+    with SportsClient(key, base_url=url) as first, SportsClient(key, base_url=url) as second:
+        async with AsyncSportsClient(key, base_url=url) as third:
+            pools = [client._http._transport._pool for client in (first, second, third)]  # type: ignore[attr-defined]
+            assert {id(pool._ssl_context) for pool in pools} == {id(shared_tls_context())}
+    assert shared_tls_context().verify_mode == ssl.CERT_REQUIRED
+    assert shared_tls_context().check_hostname
