@@ -287,7 +287,7 @@ def drop_prepared() -> None:
 
 # The `cluster` fixture's sockets are pinged after this much silence rather than the service's 25 s, so a test
 # can hold idle sockets past two pings in under half a minute.
-PING_AFTER_SECONDS = 10
+PING_AFTER_SECONDS = 6
 
 LOGIN_WINDOW_SECONDS = 60  # the login throttle counts failures per minute (config/login.py)
 

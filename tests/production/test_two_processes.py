@@ -16,7 +16,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from tests.production.cluster import PING_AFTER_SECONDS, Cluster, logged_in, mint
 from tests.support import envelope
 
-IDLE_SECONDS = 2 * PING_AFTER_SECONDS + 5  # past channels_redis's 5 s blocking read many times over, and two pings
+IDLE_SECONDS = 2 * PING_AFTER_SECONDS + 5  # past channels_redis's 5 s blocking read three times over, and two pings
 
 
 def test_sessions_and_the_mint_route_limit_are_shared_by_both_processes(cluster: Cluster) -> None:
