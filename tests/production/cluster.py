@@ -292,14 +292,17 @@ PING_AFTER_SECONDS = 6
 LOGIN_WINDOW_SECONDS = 60  # the login throttle counts failures per minute (config/login.py)
 
 
+def seconds_left_in_window(address: str) -> float:
+    """What is left of the login throttle's current minute for `address`: django-ratelimit's windows end at an
+    offset of their key's own (`_get_window`, keyed here on the client IP)."""
+    return django_ratelimit.core._get_window(address, LOGIN_WINDOW_SECONDS) - time.time()
+
+
 def a_fresh_minute_for(*addresses: str, needed: float = 15) -> None:
     """Wait, when one is nearly over, until the login throttle's minute of every address has `needed`
-    seconds left, so that a test's attempts fall in one window. django-ratelimit's windows end at an
-    offset of their key's own (`_get_window`, keyed here on the client IP)."""
+    seconds left, so that a test's attempts fall in one window."""
     deadline = time.monotonic() + 2 * LOGIN_WINDOW_SECONDS
-    while (
-        left := min(django_ratelimit.core._get_window(each, LOGIN_WINDOW_SECONDS) for each in addresses) - time.time()
-    ) < needed:
+    while (left := min(seconds_left_in_window(each) for each in addresses)) < needed:
         assert time.monotonic() < deadline, "no moment left every window 15 s"
         time.sleep(max(0.1, left + 1))
 
@@ -314,8 +317,7 @@ def fresh_addresses(count: int, needed: float = 15) -> list[str]:
     fresh = [
         address
         for address in (f"127.0.1.{host}" for host in range(1, 255))
-        if address not in _handed_out
-        and django_ratelimit.core._get_window(address, LOGIN_WINDOW_SECONDS) - time.time() >= needed
+        if address not in _handed_out and seconds_left_in_window(address) >= needed
     ][:count]
     assert len(fresh) == count, "the loopback addresses 127.0.1.x have all been handed out"
     _handed_out.update(fresh)
