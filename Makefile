@@ -5,10 +5,13 @@ VENV := .venv
 PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1:8000
 
-.PHONY: serve test check lockcheck lockverify lint typecheck format pytest pytest-parallel pytest-check jstest matrix bench lock upgrade install install-dev clean
+.PHONY: serve test check conflicts lockcheck lockverify lint typecheck format pytest pytest-parallel pytest-check jstest bench lock upgrade install install-dev clean
 
-# The targets of this site's own apps, each in its config/<app>/make.mk.
-include $(wildcard config/*/make.mk)
+# What `make test` runs side by side; a fragment below may add to it.
+GATE_JOBS := conflicts lint typecheck pytest-parallel jstest
+
+# More targets, one concern a file: make/*.mk, and each site app's own in config/<app>/make.mk.
+include $(wildcard make/*.mk config/*/make.mk)
 
 
 # Production: settings from the environment alone (docs/deploy.md); gunicorn for HTTP on $(HOST), and
@@ -25,14 +28,14 @@ serve: install
 # The test runs write Python's bytecode caches (`__pycache__/`, ignored by git) even where the environment says
 # not to (PYTHONDONTWRITEBYTECODE, set on these machines): every test process, server and matrix environment would
 # otherwise compile the same modules again, and rewrite pytest's assertions in every test module (docs/contributing.md).
-test check pytest pytest-parallel pytest-check matrix bench: export PYTHONDONTWRITEBYTECODE :=
+test check pytest pytest-parallel pytest-check bench: export PYTHONDONTWRITEBYTECODE :=
 
-# The whole gate, what CI runs: the lock; then the linters, the types, pytest's parallel run, the browser client's
-# tests and the matrix side by side (each mostly waits on servers and browsers it started, so one after another
+# The whole gate, what CI runs: the lock; then GATE_JOBS side by side (the linters, the types, pytest's parallel
+# run, the browser client's tests: each mostly waits on servers and browsers it started, so one after another
 # left the cores idle half the time), each one's output printed whole as it ends; then the tests marked `serial`,
 # alone on the machine.
 test: install-dev lockcheck
-	$(MAKE) --no-print-directory --jobs=5 --output-sync=target lint typecheck pytest-parallel jstest matrix
+	$(MAKE) --no-print-directory --jobs=6 --output-sync=target $(GATE_JOBS)
 	$(PYTEST_SERIAL)
 
 # The quick loop while changing code: lint, types, and the unit tests of the route, the SDK, its Django glue
@@ -40,7 +43,7 @@ test: install-dev lockcheck
 # Side by side, as in `make test`: the linters and the types fill the cores while the tests wait on their servers.
 CHECK_TESTS := tests/mintroute tests/sportsproxy/django $(wildcard tests/sportsproxy/test_*.py)
 check: install-dev
-	$(MAKE) --no-print-directory --jobs=4 --output-sync=target lint typecheck jstest pytest-check
+	$(MAKE) --no-print-directory --jobs=5 --output-sync=target conflicts lint typecheck jstest pytest-check
 	$(PYTEST_SERIAL) $(CHECK_TESTS)
 
 pytest-check: install-dev
@@ -59,10 +62,17 @@ lock: install-dev
 upgrade: install-dev
 	$(PY) -m tests.lock upgrade
 
+# A `copier update` that met a conflict leaves its markers in the files and still exits 0: the gate fails while
+# any is left in a tracked file, and lists them.
+conflicts:
+	@if git grep -nE '^(<<<<<<<|>>>>>>>)( |$$)' -- . ; then \
+		echo "Conflict markers are left in the files above (a \`copier update\`?): resolve them, then commit."; exit 1; fi
+
+# mypy types the sandbox's app too, installed for it whatever the project mounts (SPORTS_SANDBOX).
 lint: install-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy
+	DJANGO_ENV_FILE= DJANGO_DEBUG=1 SPORTS_SANDBOX=1 $(VENV)/bin/mypy
 
 # pytest on PYTEST_WORKERS cores (pytest-xdist, one test module per worker at a time), then the tests marked
 # `serial` alone (docs/contributing.md, "Running the tests in parallel"). At most 4 workers: the production
@@ -77,19 +87,6 @@ pytest: pytest-parallel
 
 pytest-parallel: install-dev
 	$(PYTEST_PARALLEL)
-
-# The test matrix (noxfile.py): what differs between pairs (the route's, the glue's and the plugin's tests;
-# the standalone, SDK and sandbox tests on the covering pairs) on every supported pair of Python (3.11, 3.12,
-# 3.13, found on this machine) and Django (5.2, 6.0, 6.1) but the site's own (3.11 with 5.2: `make pytest`
-# is that pair, every test), one environment each under .nox/, MATRIX_JOBS pairs at a time
-# (docs/contributing.md, "Supported versions"). With CI set, a missing interpreter fails it. One pair:
-# `.venv/bin/nox -s "tests(python='3.13', django='6.1')"`.
-# Below the CPU priority of whatever runs beside it (`nice`): in `make test`, pytest's parallel run is the longer
-# chain, and its production tests time real servers. Not Linux's idle class (`chrt --idle`): a starved matrix
-# process holding uv's cache lock then held up pytest's own installs, and its timed tests failed (806 s, tried).
-MATRIX_JOBS ?= 2
-matrix: install-dev
-	nice -n 19 $(VENV)/bin/nox --tags matrix --parallel $(MATRIX_JOBS)
 
 # Benchmarks (not part of `make test`): starts its own servers on 127.0.0.1 and prints one table.
 # Uses the Redis on 127.0.0.1:6379 for the two-process fan-out row when it is running.

@@ -81,7 +81,7 @@ def _unshared_site_token(level: type[Warning] | type[Error], check_id: str) -> l
             f'SPORTS_TOKEN_SHARING is "site", but the cache that holds the site\'s token (CACHES[{alias!r}], '
             f"{type(cache).__name__}) is not shared between processes: each process would mint its own token, "
             "and the single flight would hold in one process only.",
-            hint="Use a cache all processes share, such as Django's RedisCache (in the starter project: set "
+            hint="Use a cache all processes share, such as Django's RedisCache (in this project: set "
             'REDIS_URL), or SPORTS_TOKEN_SHARING = "login".',
             id=check_id,
         )

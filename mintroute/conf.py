@@ -24,6 +24,7 @@ from django.utils.module_loading import import_string
 from django_ratelimit.core import rate_re
 
 from sportsproxy.django.problems import Problem, SettingsError, problems_of
+from sportsproxy.extras import install_hint
 from sportsproxy.service import TTL_DEFAULT, TTL_MAX, TTL_MIN, validate_ttl
 
 Permission = Callable[[HttpRequest], bool]
@@ -249,7 +250,6 @@ def problems() -> list[Problem]:
 # --- Operating the route: /metrics (mintroute.metrics) ---------------------------------------------
 
 DEFAULT_METRICS_ALLOW = ("127.0.0.0/8", "::1")  # loopback: a Prometheus on the same machine
-METRICS_EXTRA = "sports-token-starter[metrics]"
 
 METRICS_ALLOW = Problem(
     "mintroute.E020",
@@ -261,7 +261,7 @@ METRICS_LIBRARY = Problem(
     "mintroute.E021",
     "SPORTS_METRICS",
     "SPORTS_METRICS is on, but prometheus_client is not installed, so /metrics cannot answer.",
-    f'Install the metrics extra (pip install "{METRICS_EXTRA}", or prometheus-client), or turn SPORTS_METRICS off.',
+    f"Install {install_hint('metrics', 'prometheus-client')}; or turn SPORTS_METRICS off.",
 )
 
 

@@ -35,6 +35,7 @@ from sportsproxy.errors import (
     SportsUnavailable,
     api_error,
 )
+from sportsproxy.extras import install_hint
 from sportsproxy.responses import MatchPage, TokenResponse
 from sportsproxy.service import (
     DEFAULT_MAX_RETRIES,
@@ -334,8 +335,7 @@ class AsyncSportsClient(_RpcProtocol):
             from sportsproxy.realtime import open_socket, websocket_url
         except ImportError as error:
             raise ImportError(
-                "AsyncSportsClient.connect() needs the websockets package: "
-                "pip install 'sports-token-starter[realtime]' (or websockets)."
+                f"AsyncSportsClient.connect() needs websockets: install {install_hint('realtime', 'websockets')}."
             ) from error
         slot = "token" if self._credential.count(".") == 2 else "apiKey"
         return open_socket(websocket_url(self.base_url), {slot: self._credential}, self.timeout)

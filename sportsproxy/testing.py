@@ -35,6 +35,8 @@ from typing import IO, Any
 import httpx2
 import pytest
 
+from sportsproxy.extras import install_hint
+
 __all__ = ["SandboxError", "SportsSandbox", "sports_sandbox", "sports_settings", "start_sandbox"]
 
 # The server's side of this name is sportsproxy.sandbox.standalone's: the plugin talks to it as to
@@ -138,7 +140,7 @@ def start_sandbox(*arguments: str, port: int = 0, timeout: float = START_TIMEOUT
         tail = _tail(stderr)
         stderr.close()
         raise SandboxError(
-            f'{error} (It needs the `sandbox` extra: pip install "sports-token-starter[sandbox]".)\n'
+            f"{error} (It needs {install_hint('sandbox', 'channels PyJWT uvicorn websockets')}.)\n"
             f"The sandbox's stderr ended with:\n{tail}"
         ) from None
     return SportsSandbox(process, stderr, ready, control_secret)

@@ -71,6 +71,9 @@ def one_clock(clock: ManualClock, monkeypatch: pytest.MonkeyPatch) -> ManualCloc
 
 @pytest.fixture(autouse=True)
 def site_key(settings: Any, api_key: str) -> str:
+    """The route as a host site configures it: the sandbox's key, and "login" sharing (the route's own default,
+    whatever this project's default is) unless the test asks for a mode (`sharing`)."""
+    settings.SPORTS_TOKEN_SHARING = "login"
     settings.SPORTS_API_KEY = api_key
     settings.SPORTS_TRANSPORT = "sandbox"
     settings.SPORTS_TOKEN_TTL = 600

@@ -56,7 +56,13 @@ def manage_check(tmp_path: Path, *overrides: str) -> subprocess.CompletedProcess
     return subprocess.run(
         [sys.executable, "manage.py", "check", "--settings", "checked_settings"],
         cwd=PROJECT_ROOT,
-        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{tmp_path}:{PROJECT_ROOT}", "DJANGO_DEBUG": "1"},
+        # The embedded sandbox stands in for the service, as in every test of the route (whatever the project mounts).
+        env={
+            "PATH": "/usr/bin:/bin",
+            "PYTHONPATH": f"{tmp_path}:{PROJECT_ROOT}",
+            "DJANGO_DEBUG": "1",
+            "SPORTS_SANDBOX": "1",
+        },
         capture_output=True,
         text=True,
         timeout=120,

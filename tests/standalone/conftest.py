@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from sportsproxy.testing import SportsSandbox
+from tests.checkout import clean_checkout
 from tests.once_per_run import once_per_run
 from tests.standalone.foreign_site import (
     PROJECT_ROOT,
     base_dependencies,
     build_dists,
-    clean_checkout,
     dev_pins,
     make_venv,
 )

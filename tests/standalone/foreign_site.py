@@ -13,7 +13,6 @@ import importlib.metadata
 import os
 import re
 import secrets
-import shutil
 import socket
 import subprocess
 import sys
@@ -78,19 +77,6 @@ def run(
     status, output = run_status(command, cwd=cwd, timeout=timeout, env=env)
     assert status == 0, f"{' '.join(command)} exited {status}:\n{output}"
     return output
-
-
-def clean_checkout(destination: Path) -> Path:
-    """A copy of this project as a fresh clone has it (no venvs, builds or caches), for pip to build from."""
-    source = destination / "source"
-    shutil.copytree(
-        PROJECT_ROOT,
-        source,
-        ignore=shutil.ignore_patterns(
-            ".git", ".venv", ".nox", "node_modules", "build", "dist", "*.egg-info", "__pycache__", "*.sqlite3", ".env"
-        ),
-    )
-    return source
 
 
 def build_dists(source: Path, destination: Path) -> Path:
