@@ -236,5 +236,5 @@ def test_metrics_on_without_the_library_is_a_check_error_naming_the_extra() -> N
 
     found = [message for message in checks.run_checks() if message.id == "mintroute.E021"]
     assert found, "no mintroute.E021"
-    assert "[metrics]" in str(found[0].hint)
+    assert "the `metrics` extra" in str(found[0].hint)
     assert get("/metrics", REMOTE_ADDR="127.0.0.1").status_code == 404

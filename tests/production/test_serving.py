@@ -36,6 +36,7 @@ def slow_site() -> Iterator[Cluster]:
         SPORTS_API_KEY="sk_test_" + "s" * 43,
         SPORTS_TIMEOUT=str(TIMEOUT_SECONDS),
         SPORTS_TOKEN_RATE=f"{10 * CONCURRENT_MINTS}/h",
+        SPORTS_TOKEN_SHARING="login",  # every caller's own mint, each held by the slow service
         WEB_CONCURRENCY="2",
     )
     try:
