@@ -1,23 +1,273 @@
-// The starting page: the browser client with a token from this site's mint route and its live connection.
+// The product's first page: the matches, fetched by the browser with a token from this site's mint route,
+// and their live events over the service's socket. Every text from the service is set as textContent.
 
 import { pageClient } from "./page-client.js";
+import { CLOSE, ERROR, STATE } from "./sports/constants.js";
+import { AuthEndpointError, RpcError } from "./sports/sports-client.js";
 
 const $ = (id) => document.getElementById(id);
 const client = pageClient();
 
-client.on("token", ({ expiresAt, fingerprint }) => {
-  $("token-fingerprint").textContent = `…${fingerprint}`;
-  $("token-expires-at").textContent = new Date(Date.parse(expiresAt)).toLocaleTimeString();
-});
+const PAGE_SIZE = 10;
+const EVENTS_SHOWN = 8;
+const SUBSCRIBE_AGAIN_MS = 15_000; // a subscription refused while the socket stays open is asked for again
+
+// --- Names and times, as people read them --------------------------------------------------------
+
+const sportNames = new Map([...$("sport-filter").options].map((option) => [option.value, option.textContent]));
+const sportName = (sport) => sportNames.get(sport) ?? sport;
+
+const timeOfDay = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" });
+const weekdayAndDate = new Intl.DateTimeFormat(undefined, { weekday: "short", day: "numeric", month: "short" });
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** "Today 14:30", "Yesterday 21:00", "Tomorrow 18:45", else "Sat 12 Dec 14:30". */
+function kickOff(iso) {
+  const when = new Date(iso);
+  const startOfDay = (date) => new Date(date.getFullYear(), date.getMonth(), date.getDate()).getTime();
+  const days = Math.round((startOfDay(when) - startOfDay(new Date())) / DAY_MS);
+  const day = { [-1]: "Yesterday", 0: "Today", 1: "Tomorrow" }[days] ?? weekdayAndDate.format(when);
+  return `${day} ${timeOfDay.format(when)}`;
+}
+
+const STATUS_WORDS = { live: "Live", finished: "Full time", scheduled: "Scheduled" };
+const statusWords = (status) => STATUS_WORDS[status] ?? status;
+
+/** An element with a class and a text, nothing parsed. */
+function element(tag, className, text) {
+  const made = document.createElement(tag);
+  if (className) made.className = className;
+  if (text !== undefined) made.textContent = text;
+  return made;
+}
+
+// --- The connection, in words ------------------------------------------------------------------
+
+/** The client's raw states, as a sentence of a few words. */
+const STATE_WORDS = {
+  [STATE.IDLE]: "Connecting…",
+  [STATE.CONNECTING]: "Connecting…",
+  [STATE.OPEN]: "Live",
+  [STATE.RECONNECTING]: "Reconnecting…",
+  [STATE.UNAUTHORIZED]: "Signed out — log in again",
+  [STATE.CLOSED]: "Disconnected",
+};
+const SOCKET_LIMIT_WORDS = "Too many live connections for this account; retrying…";
+
+/** What the raw state does not say: the browser is offline, or the service refused the socket (4429). */
+const connection = { offline: !navigator.onLine, socketLimit: false };
+
+/**
+ * The service refused a socket for the account's connection limit: close code 4429, or the
+ * `rate_limited` answer to `auth` that comes before it. The client reports either as an "error"
+ * event with an RpcError `rate_limited` while no socket is open, and keeps retrying on its own.
+ */
+function isSocketLimit(error) {
+  if (!(error instanceof RpcError) || error.code !== ERROR.RATE_LIMITED) return false;
+  return error.data?.closeCode === CLOSE.RATE_LIMITED || error.data?.limit === "connections" || client.state !== STATE.OPEN;
+}
+
+function showConnection() {
+  const state = client.state;
+  const badge = $("connection-state");
+  const wanted = state !== STATE.UNAUTHORIZED && state !== STATE.CLOSED;
+  let words = STATE_WORDS[state] ?? state;
+  let reason = null;
+  if (state === STATE.OPEN) connection.socketLimit = false;
+  if (wanted && connection.offline) [words, reason] = ["Offline — waiting for the network", "offline"];
+  else if (wanted && connection.socketLimit) [words, reason] = [SOCKET_LIMIT_WORDS, "socket-limit"];
+  badge.dataset.state = state; // the client's own word, for scripts and styles
+  if (reason) badge.dataset.reason = reason;
+  else delete badge.dataset.reason;
+  badge.textContent = words;
+  $("signed-out").hidden = state !== STATE.UNAUTHORIZED;
+}
 
 client.on("state", (state) => {
-  $("connection-state").dataset.state = state;
-  $("connection-state").textContent = state;
+  showConnection();
+  if (state === STATE.OPEN && live.followWhenOpen) follow();
 });
 
 client.on("error", (error) => {
-  $("client-error").hidden = false;
-  $("client-error").textContent = `${error.name}: ${error.message}`;
+  if (isSocketLimit(error)) {
+    connection.socketLimit = true;
+    showConnection();
+  } else if (error instanceof RpcError && error.code === ERROR.RATE_LIMITED && error.data?.limit === "subscriptions") {
+    $("events-note").textContent = "Too many live subscriptions for this account; retrying…";
+  }
+  // Anything else the client retries by itself (the state says so), or ends in "unauthorized".
 });
 
-client.connect().catch(() => {}); // a failure is shown by the "error" listener; the client retries by itself
+for (const change of ["online", "offline"]) {
+  window.addEventListener(change, () => {
+    connection.offline = !navigator.onLine;
+    showConnection();
+  });
+}
+
+// --- Matches: the service's pages, by sport ------------------------------------------------------
+
+/** `cursors[n]` opens page n (null: the first); the service gives only the next one, so the page keeps the rest. */
+const listing = { cursors: [null], page: 0, nextCursor: null, request: 0 };
+
+async function showMatches() {
+  const request = ++listing.request;
+  const sport = $("sport-filter").value;
+  $("matches-table").setAttribute("aria-busy", "true");
+  $("previous-page").disabled = $("next-page").disabled = true;
+  try {
+    const result = await client.matches.list({
+      sports: sport ? [sport] : undefined,
+      limit: PAGE_SIZE,
+      cursor: listing.cursors[listing.page] ?? undefined,
+    });
+    if (request !== listing.request) return; // a later choice of sport or page won
+    $("matches-rows").replaceChildren(...result.data.map(matchRow));
+    listing.nextCursor = result.pagination.nextCursor ?? null;
+    const first = listing.page * PAGE_SIZE + 1;
+    const last = listing.page * PAGE_SIZE + result.data.length;
+    $("matches-note").textContent = result.data.length
+      ? `${first}–${last} of ${result.pagination.total}`
+      : "No matches to show.";
+    $("matches-problem").hidden = true;
+  } catch (error) {
+    if (request !== listing.request) return;
+    $("matches-note").textContent = "";
+    $("matches-problem").hidden = false;
+    $("matches-problem").textContent = problemWords(error);
+  } finally {
+    if (request === listing.request) {
+      $("matches-table").setAttribute("aria-busy", "false");
+      $("previous-page").disabled = listing.page === 0;
+      $("next-page").disabled = listing.nextCursor === null;
+    }
+  }
+}
+
+function problemWords(error) {
+  if (error instanceof AuthEndpointError && error.final) return "Your session has ended: log in again to see the matches.";
+  if (error instanceof RpcError && error.code === ERROR.RATE_LIMITED) {
+    return "Too many requests for this account right now; try again in a moment.";
+  }
+  return "The matches could not be loaded right now; try again in a moment.";
+}
+
+/** A row of the matches' table; its roles stay a table's when a phone's styles lay the cells out as a card. */
+function matchRow(match) {
+  const row = element("tr");
+  row.setAttribute("role", "row");
+  row.dataset.matchId = match.id;
+  row.dataset.sport = match.sport;
+
+  const when = element("td", "kick-off");
+  const time = element("time", "", kickOff(match.startsAt));
+  time.dateTime = match.startsAt;
+  when.append(time);
+
+  const teams = element("td", "teams");
+  teams.append(element("span", "team", match.home), element("span", "versus", " v "), element("span", "team", match.away));
+  teams.append(element("span", "competition", `${sportName(match.sport)} · ${match.competition}`));
+
+  const score = element("td", "score");
+  const status = element("td", "status-cell");
+  status.append(element("span", "status"));
+  for (const cell of [when, teams, score, status]) cell.setAttribute("role", "cell");
+  row.append(when, teams, score, status);
+  updateRow(row, match);
+  return row;
+}
+
+/** The row's score and status from the match as the service sent it last. */
+function updateRow(row, match) {
+  row.querySelector(".score").textContent =
+    match.status === "scheduled" ? "–" : `${match.score.home} – ${match.score.away}`;
+  const status = row.querySelector(".status");
+  status.dataset.status = match.status;
+  status.textContent = statusWords(match.status);
+}
+
+$("sport-filter").addEventListener("change", () => {
+  listing.cursors = [null];
+  listing.page = 0;
+  showMatches();
+  showEventsOfSport();
+});
+$("next-page").addEventListener("click", () => {
+  listing.cursors[listing.page + 1] = listing.nextCursor;
+  listing.page += 1;
+  showMatches();
+});
+$("previous-page").addEventListener("click", () => {
+  listing.page = Math.max(0, listing.page - 1);
+  showMatches();
+});
+
+// --- Live events: one subscription to every sport; the page shows those of the chosen one ----------
+
+const live = { handle: null, followWhenOpen: false, retryTimer: null };
+
+/** What the event says happened, in words. */
+function eventWords(kind, match) {
+  if (kind === "status" && match.status === "live") return "Kick-off";
+  if (kind === "status" && match.status === "finished") return "Full time";
+  if (kind === "status") return statusWords(match.status);
+  return "Score";
+}
+
+function showEvent({ kind, match }) {
+  const row = document.querySelector(`#matches-rows tr[data-match-id="${CSS.escape(match.id)}"]`);
+  if (row) {
+    updateRow(row, match);
+    row.classList.remove("changed");
+    void row.offsetWidth; // restart the highlight
+    row.classList.add("changed");
+  }
+  const entry = element("li", "event");
+  entry.dataset.sport = match.sport;
+  entry.dataset.kind = kind;
+  const time = element("time", "event-time", timeOfDay.format(new Date()));
+  time.dateTime = new Date().toISOString();
+  const head = element("span", "event-head");
+  head.append(element("span", "event-kind", eventWords(kind, match)), element("span", "event-sport", sportName(match.sport)));
+  const line = element("span", "event-line", `${match.home} ${match.score.home} – ${match.score.away} ${match.away}`);
+  entry.append(time, head, line);
+  entry.hidden = !shownSport(match.sport);
+  $("event-list").prepend(entry);
+  while ($("event-list").children.length > EVENTS_SHOWN * 6) $("event-list").lastElementChild.remove();
+  showEventsOfSport();
+}
+
+const shownSport = (sport) => !$("sport-filter").value || $("sport-filter").value === sport;
+
+/** The latest EVENTS_SHOWN events of the chosen sport. */
+function showEventsOfSport() {
+  let shown = 0;
+  for (const entry of $("event-list").children) {
+    entry.hidden = !shownSport(entry.dataset.sport) || shown >= EVENTS_SHOWN;
+    if (!entry.hidden) shown += 1;
+  }
+  $("events-note").hidden = shown > 0;
+}
+
+/** Subscribes; a refusal is asked again when the socket is next open, or after a while if it stays open. */
+async function follow() {
+  live.followWhenOpen = false;
+  clearTimeout(live.retryTimer);
+  try {
+    live.handle = await client.subscribe({}, showEvent);
+    $("events-note").textContent = "The latest goals, points and results appear here as they happen.";
+  } catch (error) {
+    if (error instanceof RpcError && error.code === ERROR.RATE_LIMITED && error.data?.limit === "subscriptions") {
+      $("events-note").textContent = "Too many live subscriptions for this account; retrying…";
+    }
+    if (client.state === STATE.UNAUTHORIZED || client.state === STATE.CLOSED) return;
+    if (client.state === STATE.OPEN) live.retryTimer = setTimeout(follow, SUBSCRIBE_AGAIN_MS);
+    else live.followWhenOpen = true;
+  }
+}
+
+// --- Start ------------------------------------------------------------------------------------------
+
+showConnection();
+showMatches();
+follow();
