@@ -1,0 +1,35 @@
+"""The template and the products generated from it, once per test module; one virtualenv from the lock for them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.starter.generate import clone_template, copier_copy, make_venv
+from tests.starter.products import Product
+
+
+@pytest.fixture(scope="module")
+def venv_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_venv(tmp_path_factory.mktemp("venv") / "venv")
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A clone of this checkout's last commit: the template as `copier copy <its git URL>` sees it."""
+    return clone_template(tmp_path_factory.mktemp("template") / "starter")
+
+
+@pytest.fixture(scope="module")
+def generated(template: Path, tmp_path_factory: pytest.TempPathFactory) -> Callable[[Product], Path]:
+    """The product of each combination, generated once for the module when a test first asks for it."""
+    made: dict[str, Path] = {}
+
+    def project(product: Product) -> Path:
+        if product.key not in made:
+            made[product.key] = copier_copy(template, tmp_path_factory.mktemp(product.key) / "project", product.answers)
+        return made[product.key]
+
+    return project
