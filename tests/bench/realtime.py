@@ -22,6 +22,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from tests import stores
+
 if TYPE_CHECKING:
     from tests.bench.run_bench import Bench, Server
 
@@ -32,7 +34,8 @@ GRACE_SECONDS = 3.0  # an event of the window still counts as delivered if it ar
 CLIENT_PROCESSES = 2  # one loader process per core: a single one would be the bottleneck
 REVOKED_KEYS = 20
 SOCKETS_PER_REVOKED_KEY = 10
-REDIS_URL = "redis://127.0.0.1:6379/13"
+# A database of the tests' Redis (tests/stores.py), flushed before the rows: the bench never runs beside the suite.
+REDIS_URL = stores.redis_url(5)
 # channels_redis's two layers, measured side by side; config/settings.py uses CONFIGURED_LAYER.
 CONFIGURED_LAYER = "RedisPubSubChannelLayer"
 LAYERS = {

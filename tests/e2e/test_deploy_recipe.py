@@ -5,10 +5,11 @@ page in Chromium through nginx: the login, the mint, and the browser's calls and
 work on the first try.
 
 Each step is the documented line with this machine's addresses in place of the documented ones (the
-database's name, Redis, the service, its key, the ports). Three steps cannot run here as a person runs
-them, and the test does what each says instead: `createsuperuser` gets its answers from the environment
-(`--no-input`), the nginx step saves the documented configuration and starts nginx on it in a folder of
-the test's own (no sudo, no systemd), and `make serve` runs in the background until the test ends.
+tests' PostgreSQL server (tests/stores.py) and a database's name, Redis, the service, its key, the ports).
+Three steps cannot run here as a person runs them, and the test does what each says instead:
+`createsuperuser` gets its answers from the environment (`--no-input`), the nginx step saves the
+documented configuration and starts nginx on it in a folder of the test's own (no sudo, no systemd), and
+`make serve` runs in the background until the test ends.
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from sportsproxy.testing import SportsSandbox
+from tests import stores
 from tests.e2e.conftest import mint_reasons
-from tests.production.cluster import POSTGRES, free_port, require_engines
+from tests.production.cluster import free_port, require_engines
 from tests.production.nginx import main_configuration, nginx_binary, site_configuration
 from tests.redis_server import RedisServer
 from tests.standalone.foreign_site import clean_checkout
@@ -140,8 +142,11 @@ def deployed(sports_sandbox: SportsSandbox, tmp_path_factory: pytest.TempPathFac
     machine = Machine(
         clean_checkout(folder),
         {
-            "-U postgres sports": f"-U postgres {database}",
-            "127.0.0.1:5432/sports": f"127.0.0.1:5432/{database}",
+            # The tests' PostgreSQL server (tests/stores.py), reached as TEST_DATABASE_URL says.
+            "createdb -h 127.0.0.1 -U postgres sports": shlex.join(
+                ["createdb", f"--maintenance-db={stores.DATABASE_URL}", database]
+            ),
+            "postgres://postgres@127.0.0.1:5432/sports": shlex.quote(stores.postgres_url(database)),
             "redis://127.0.0.1:6379/0": redis.url,
             "https://api.sports.example": sports_sandbox.base_url,
             documented_value("SPORTS_API_KEY"): sports_sandbox.create_key("deploy-recipe"),
@@ -189,7 +194,7 @@ def deployed(sports_sandbox: SportsSandbox, tmp_path_factory: pytest.TempPathFac
         for process in reversed(processes):
             stop(process)
         redis.stop()
-        with psycopg.connect(f"{POSTGRES}/postgres", autocommit=True) as admin:
+        with psycopg.connect(stores.DATABASE_URL, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
 
 

@@ -30,26 +30,19 @@ import psycopg
 import pytest
 import redis
 
+from tests import stores
 from tests.workers import worker_index
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-POSTGRES = "postgres://postgres@127.0.0.1:5432"
-# The databases of the shared Redis that these tests flush: one per purpose, and a set of them per pytest-xdist
-# worker, so that two workers never flush each other's (docs/contributing.md, "Running the tests in parallel").
+# The databases of the tests' Redis (tests/stores.py) that these tests flush: one per purpose, and a set of them per
+# pytest-xdist worker, so that two workers never flush each other's (docs/contributing.md, "Running the tests in
+# parallel"). Four workers at most: stores.REDIS_DATABASES.
 SHARED_REDIS_DATABASES = ("cluster", "site-mode")
-FIRST_SHARED_REDIS_DATABASE = 8  # 8 to 15: four workers at most (Redis has 16 databases)
 
 
 def shared_redis_url(purpose: str) -> str:
-    """redis://127.0.0.1:6379/N, the database this worker flushes for `purpose` (one of SHARED_REDIS_DATABASES)."""
-    database = (
-        FIRST_SHARED_REDIS_DATABASE
-        + worker_index() * len(SHARED_REDIS_DATABASES)
-        + SHARED_REDIS_DATABASES.index(purpose)
-    )
-    if database > 15:
-        raise RuntimeError(f"Redis has no database {database}: run the production tests on at most four workers.")
-    return f"redis://127.0.0.1:6379/{database}"
+    """The URL of the database of the tests' Redis this worker flushes for `purpose` (one of SHARED_REDIS_DATABASES)."""
+    return stores.redis_url(worker_index() * len(SHARED_REDIS_DATABASES) + SHARED_REDIS_DATABASES.index(purpose))
 
 
 REDIS_URL = shared_redis_url("cluster")  # a database of its own, flushed before and after
@@ -104,14 +97,14 @@ def _listening(port: int) -> bool:
 def engines_available() -> str | None:
     """None when PostgreSQL and Redis answer, else what is missing."""
     try:
-        with psycopg.connect(f"{POSTGRES}/test", connect_timeout=3):
+        with psycopg.connect(stores.DATABASE_URL, connect_timeout=3):
             pass
     except psycopg.Error as error:
-        return f"PostgreSQL at 127.0.0.1:5432 is not reachable ({error})"
+        return f"PostgreSQL at {stores.postgres_where()} is not reachable ({error})"
     try:
         redis.Redis.from_url(REDIS_URL, socket_connect_timeout=3).ping()
     except redis.RedisError as error:
-        return f"Redis at 127.0.0.1:6379 is not reachable ({error})"
+        return f"Redis at {stores.redis_where()} is not reachable ({error})"
     return None
 
 
@@ -133,7 +126,7 @@ class Cluster:
             **PRODUCTION,
             "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
             "SPORTS_SANDBOX_SIGNING_KEY": secrets.token_urlsafe(48),
-            "DATABASE_URL": f"{POSTGRES}/{self.database}",
+            "DATABASE_URL": stores.postgres_url(self.database),
             "REDIS_URL": REDIS_URL,
             "SPORTS_BASE_URL": "",
             "SPORTS_SANDBOX": "1",
@@ -160,7 +153,7 @@ class Cluster:
         with the user USERNAME), the static files collected."""
         template, static_root = prepared(self.environment)
         deadline = time.monotonic() + 5
-        with psycopg.connect(f"{POSTGRES}/test", autocommit=True) as admin:
+        with psycopg.connect(stores.DATABASE_URL, autocommit=True) as admin:
             # The setup's last connection to the template may not have ended yet on the server's side.
             while True:
                 try:
@@ -222,7 +215,7 @@ class Cluster:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(timeout=10)  # reaped, so no ResourceWarning lands in a later test
-        with psycopg.connect(f"{POSTGRES}/test", autocommit=True) as admin:
+        with psycopg.connect(stores.DATABASE_URL, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)')
         redis.Redis.from_url(REDIS_URL).flushdb()
 
@@ -257,11 +250,11 @@ def prepared(environment: dict[str, str]) -> tuple[str, str]:
         template = f"sports_template_{secrets.token_hex(4)}"
         static_root = tempfile.mkdtemp(prefix="sports-static-")
         _made.append((template, static_root))
-        with psycopg.connect(f"{POSTGRES}/test", autocommit=True) as admin:
+        with psycopg.connect(stores.DATABASE_URL, autocommit=True) as admin:
             admin.execute(f'CREATE DATABASE "{template}"')
         setup = {
             **environment,
-            "DATABASE_URL": f"{POSTGRES}/{template}",  # straight to PostgreSQL, whatever the node goes through
+            "DATABASE_URL": stores.postgres_url(template),  # straight to PostgreSQL, whatever the node goes through
             "DJANGO_STATIC_ROOT": static_root,
             "DJANGO_DEBUG": "0",
         }
@@ -277,7 +270,7 @@ def drop_prepared() -> None:
     """Drop the template databases and static folders `prepared` made in this test process."""
     if not _made:
         return
-    with psycopg.connect(f"{POSTGRES}/test", autocommit=True) as admin:
+    with psycopg.connect(stores.DATABASE_URL, autocommit=True) as admin:
         for template, static_root in _made:
             admin.execute(f'DROP DATABASE IF EXISTS "{template}" WITH (FORCE)')
             shutil.rmtree(static_root, ignore_errors=True)

@@ -12,6 +12,7 @@ import contextlib
 import socket
 import threading
 
+from tests import stores
 from tests.production.cluster import free_port
 
 POLL_SECONDS = 0.1
@@ -92,3 +93,9 @@ class TcpProxy:
                 sink.sendall(chunk)
         with contextlib.suppress(OSError):
             sink.shutdown(socket.SHUT_WR)
+
+
+def postgres_proxy() -> TcpProxy:
+    """A proxy (not yet started) in front of the tests' PostgreSQL server (tests/stores.py)."""
+    host, port = stores.postgres_address()
+    return TcpProxy(port, host)

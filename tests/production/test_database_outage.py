@@ -28,14 +28,14 @@ import httpx2
 import pytest
 
 from mintroute.admission import MAX_BODY_BYTES
+from tests import stores
 from tests.mintroute.conftest import logged_in_browser, post_token
 from tests.production.cluster import PASSWORD, Cluster, logged_in, mint, require_engines
-from tests.production.tcp_proxy import TcpProxy
+from tests.production.tcp_proxy import TcpProxy, postgres_proxy
 from tests.production.test_make_serve import PRODUCTION
 from tests.redis_server import RedisServer
 from tests.upstreams import fake_upstream, http_response
 
-POSTGRES_PORT = 5432
 # Not `serial`: a cut answers within a second here, and tests/production/'s modules run one at a time (one
 # xdist group), so the bound holds beside the rest of the gate.
 ANSWERED_WITHIN_SECONDS = 10
@@ -56,10 +56,10 @@ def proxied_node() -> Iterator[ProxiedNode]:
         pytest.skip("redis-server is not installed")
     cache = RedisServer()
     cache.start()
-    proxy = TcpProxy(POSTGRES_PORT)
+    proxy = postgres_proxy()
     proxy.start()
     node = Cluster(**PRODUCTION, REDIS_URL=cache.url)
-    node.environment["DATABASE_URL"] = f"postgres://postgres@127.0.0.1:{proxy.port}/{node.database}"
+    node.environment["DATABASE_URL"] = stores.postgres_url(node.database, port=proxy.port)
     try:
         node.start(events_in=(False,))
         yield ProxiedNode(node, proxy, cache)
@@ -255,7 +255,7 @@ def node_saving_every_request() -> Iterator[tuple[Cluster, CuttingService]]:
     """A production node of `make serve` with SESSION_SAVE_EVERY_REQUEST, its database behind a proxy
     and its service a CuttingService."""
     require_engines()
-    proxy = TcpProxy(POSTGRES_PORT)
+    proxy = postgres_proxy()
     proxy.start()
     service = CuttingService(proxy)
     with fake_upstream(service.reply) as service_url:
@@ -266,7 +266,7 @@ def node_saving_every_request() -> Iterator[tuple[Cluster, CuttingService]]:
             SPORTS_BASE_URL=service_url,
             SPORTS_API_KEY="sk_test_" + secrets.token_urlsafe(32),
         )
-        node.environment["DATABASE_URL"] = f"postgres://postgres@127.0.0.1:{proxy.port}/{node.database}"
+        node.environment["DATABASE_URL"] = stores.postgres_url(node.database, port=proxy.port)
         try:
             node.start(events_in=(False,))
             yield node, service

@@ -7,7 +7,7 @@ import secrets
 import subprocess
 import sys
 
-from tests.production.cluster import PROJECT_ROOT
+from tests.production.cluster import PROJECT_ROOT, REDIS_URL
 
 PRODUCTION = {
     "DJANGO_ENV_FILE": "",
@@ -16,7 +16,7 @@ PRODUCTION = {
     "DJANGO_ALLOWED_HOSTS": "sports.example.com",
     "SPORTS_SANDBOX_SIGNING_KEY": secrets.token_urlsafe(48),
     "SPORTS_API_KEY": "sk_live_" + secrets.token_urlsafe(32),
-    "REDIS_URL": "redis://127.0.0.1:6379/11",  # read by no check: only its backend matters (mintroute.E006)
+    "REDIS_URL": REDIS_URL,  # the tests' Redis (tests/stores.py), read by no check: only its backend matters (E006)
 }
 
 

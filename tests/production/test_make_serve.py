@@ -25,8 +25,8 @@ from django.core.management.utils import get_random_secret_key
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
+from tests import stores
 from tests.production.cluster import (
-    POSTGRES,
     PRODUCTION,
     PROJECT_ROOT,
     REDIS_URL,
@@ -47,7 +47,7 @@ def production_environment(**overrides: str) -> dict[str, str]:
         **PRODUCTION,
         "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
         "SPORTS_SANDBOX_SIGNING_KEY": secrets.token_urlsafe(48),
-        "DATABASE_URL": f"{POSTGRES}/test",
+        "DATABASE_URL": stores.DATABASE_URL,  # read only: every start here is refused or checked
         "REDIS_URL": REDIS_URL,
         "SPORTS_BASE_URL": "",
         "SPORTS_SANDBOX": "1",
@@ -133,16 +133,16 @@ def test_make_serve_refuses_to_start(case: str) -> None:
 
 def test_the_makefile_target_refuses_before_it_migrates() -> None:
     database = f"sports_serve_{secrets.token_hex(4)}"  # a fresh, empty production database
-    with psycopg.connect(f"{POSTGRES}/test", autocommit=True) as admin:
+    with psycopg.connect(stores.DATABASE_URL, autocommit=True) as admin:
         admin.execute(f'CREATE DATABASE "{database}"')
     try:
-        environment = production_environment(REDIS_URL="", DATABASE_URL=f"{POSTGRES}/{database}")
+        environment = production_environment(REDIS_URL="", DATABASE_URL=stores.postgres_url(database))
         code, output = serve_expecting_refusal(["make", "--no-print-directory", "serve"], environment)
-        with psycopg.connect(f"{POSTGRES}/{database}") as connection:
+        with psycopg.connect(stores.postgres_url(database)) as connection:
             row = connection.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'")
             tables = row.fetchone()
     finally:
-        with psycopg.connect(f"{POSTGRES}/test", autocommit=True) as admin:
+        with psycopg.connect(stores.DATABASE_URL, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
     assert code != 0
     assert "(mintroute.E006)" in output

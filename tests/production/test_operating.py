@@ -24,8 +24,9 @@ import pytest
 import yaml
 
 from sportsproxy.testing import SportsSandbox, start_sandbox
-from tests.production.cluster import POSTGRES, PROJECT_ROOT, Cluster, free_port, logged_in, mint, require_engines
-from tests.production.tcp_proxy import TcpProxy
+from tests import stores
+from tests.production.cluster import PROJECT_ROOT, Cluster, free_port, logged_in, mint, require_engines
+from tests.production.tcp_proxy import TcpProxy, postgres_proxy
 from tests.production.test_make_serve import PRODUCTION
 from tests.redis_server import RedisServer
 
@@ -58,14 +59,14 @@ def _stop(node: Cluster) -> None:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=10)
-    with psycopg.connect(f"{POSTGRES}/test", autocommit=True) as admin:
+    with psycopg.connect(stores.DATABASE_URL, autocommit=True) as admin:
         admin.execute(f'DROP DATABASE IF EXISTS "{node.database}" WITH (FORCE)')
 
 
 @pytest.fixture(scope="module")
 def operated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Operated]:
     require_engines()
-    redis_server, database, service = RedisServer(), TcpProxy(5432), start_sandbox()
+    redis_server, database, service = RedisServer(), postgres_proxy(), start_sandbox()
     redis_server.start()
     database.start()
     node = Cluster(
@@ -78,7 +79,7 @@ def operated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Operated]:
         SPORTS_METRICS="1",
     )
     node.environment.pop("PROMETHEUS_MULTIPROC_DIR", None)  # make serve makes its own
-    node.environment["DATABASE_URL"] = f"postgres://postgres@127.0.0.1:{database.port}/{node.database}"
+    node.environment["DATABASE_URL"] = stores.postgres_url(node.database, port=database.port)
     node.site_key = service.api_key
     node.workers = 2
     made: list[Path] = []

@@ -117,7 +117,7 @@ def test_every_event_reaches_300_subscribers_on_both_processes_in_the_same_order
 def test_the_database_going_away_is_internal_error_and_the_service_recovers(cluster: Cluster) -> None:
     import psycopg
 
-    from tests.production.cluster import POSTGRES
+    from tests import stores
 
     key = cluster.new_key("cluster-db", "starter")
     url = f"{cluster.urls[0]}/sdk/v1/rpc"
@@ -131,7 +131,7 @@ def test_the_database_going_away_is_internal_error_and_the_service_recovers(clus
     token = httpx2.post(
         url, json=envelope("tokens.create", {"ttl": 600}), headers={"Authorization": f"Bearer {key}"}, timeout=10
     ).json()["result"]["token"]
-    with psycopg.connect(f"{POSTGRES}/test", autocommit=True) as admin:
+    with psycopg.connect(stores.DATABASE_URL, autocommit=True) as admin:
         admin.execute(f'ALTER DATABASE "{cluster.database}" ALLOW_CONNECTIONS false')
         admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", [cluster.database])
         try:
