@@ -7,11 +7,12 @@ HOST ?= 127.0.0.1:8000
 
 .PHONY: serve test check conflicts lockcheck lockverify lint typecheck format pytest pytest-parallel pytest-check jstest bench lock upgrade install install-dev clean
 
+# A bare `make` is the quick loop.
+.DEFAULT_GOAL := check
+
 # What `make test` runs side by side; a fragment below may add to it.
 GATE_JOBS := conflicts lint typecheck pytest-parallel jstest
 
-# More targets, one concern a file: make/*.mk, and each site app's own in config/<app>/make.mk.
-include $(wildcard make/*.mk config/*/make.mk)
 
 
 # Production: settings from the environment alone (docs/deploy.md); gunicorn for HTTP on $(HOST), and
@@ -50,7 +51,7 @@ pytest-check: install-dev
 	$(PYTEST_PARALLEL) $(CHECK_TESTS)
 
 # The lock (tests/lock.py): every package, direct or transitive, pinned with its hashes. `make lock` after
-# changing a dependency in pyproject.toml: uv resolves uv.lock and exports requirements.txt (the demo's) and
+# changing a dependency in pyproject.toml: uv resolves uv.lock and exports requirements.txt (the site's) and
 # requirements-dev.txt (the tests'). `make upgrade` moves every pin to its newest release. `make test` fails
 # first, saying to run `make lock`, when the lock disagrees with pyproject.toml.
 lockcheck: install-dev
@@ -147,3 +148,6 @@ $(VENV)/.installed-dev: requirements.txt requirements-dev.txt | lockverify $(UV)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache tests/types/node_modules
+
+# More targets, one concern a file: make/*.mk, and each site app's own in config/<app>/make.mk.
+include $(wildcard make/*.mk config/*/make.mk)

@@ -1,4 +1,4 @@
-"""Settings for the sports-token starter.
+"""Settings for this site.
 
 Every value comes from an environment variable (or the optional `.env` file next to
 manage.py) with a default that runs the whole project offline: SQLite, an in-memory
@@ -69,8 +69,8 @@ SILENCED_SYSTEM_CHECKS = env.list("DJANGO_SILENCED_SYSTEM_CHECKS", default=[])
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 
-# This site's own apps: each package of config/ with an apps.py, so that a project generated without
-# one (`copier copy` without the demo) needs no line changed here or in config/urls.py.
+# This site's own apps: each package of config/ with an apps.py, so that a project generated without one
+# needs no line changed here or in config/urls.py.
 SITE_APPS = sorted(f"config.{apps.parent.name}" for apps in (BASE_DIR / "config").glob("*/apps.py"))
 
 INSTALLED_APPS = [

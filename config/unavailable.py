@@ -23,6 +23,8 @@ from django.template.loader import render_to_string
 from django.template.response import SimpleTemplateResponse
 from redis.exceptions import RedisError
 
+from config.context_processors import identity
+
 logger = logging.getLogger(__name__)
 
 RETRY_AFTER_SECONDS = 5  # a database or cache outage is usually short; the page asks for no more
@@ -52,7 +54,7 @@ def fails_politely(view: PageView) -> PageView:
 
 def store_unavailable() -> HttpResponse:
     """The 503 page: rendered without the request, so that it needs neither the database nor the cache."""
-    page = render_to_string("503.html", {"retry_after": RETRY_AFTER_SECONDS})
+    page = render_to_string("503.html", {"retry_after": RETRY_AFTER_SECONDS, **identity()})
     return HttpResponse(
         page, status=503, headers={"Retry-After": str(RETRY_AFTER_SECONDS), "Cache-Control": "no-store"}
     )

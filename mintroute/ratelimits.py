@@ -50,7 +50,7 @@ def enforce_rate_limit(
     SPORTS_TOKEN_RATE.
 
     Any view that spends the API key's quota on a user's behalf should call it with a `group`
-    of its own (the demo's server-rendered panel does); `counted` names what the 429 counts.
+    of its own (a server-rendered panel that calls the service, say); `counted` names what the 429 counts.
     """
     rate = conf.token_rate()
     # Read before the store is touched, so a wrong setting is not mistaken for a store failure.

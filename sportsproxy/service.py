@@ -1,6 +1,6 @@
 """What the service's documentation fixes, written once, and the rules that follow from it.
 
-The SDK, its Django glue and the demo read these facts from here, and so does the embedded sandbox
+The SDK, its Django glue and the site read these facts from here, and so does the embedded sandbox
 (`sportsproxy.sandbox`), which stands for the service: one copy in Python. The browser client
 keeps its own (`mintroute/static/sports/constants.js`); tests/test_service_facts.py holds it and
 every other copy equal to this module.

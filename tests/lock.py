@@ -5,10 +5,10 @@
     python -m tests.lock check     part of `make test`: exit 1, saying to run `make lock`, when they disagree
     python -m tests.lock entry requirements-dev.txt uv    one package's lines, hashes and all (the bootstrap)
 
-requirements.txt is the demo's runtime set (the wheel's base, its extras and the `site` group);
+requirements.txt is the site's runtime set (the wheel's base, its extras and the `site` group);
 requirements-dev.txt adds the `dev` group. Both pin every package, direct or transitive, with its hashes,
 so `pip install --require-hashes` installs exactly what was locked. The project itself is not in them:
-the demo runs from the checkout, and the packaging tests build their own wheel.
+the site runs from the checkout, and the packaging tests build their own wheel.
 """
 
 from __future__ import annotations

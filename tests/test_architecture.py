@@ -80,7 +80,7 @@ def test_the_arrows_point_one_way() -> None:
     for module, targets in every_import.items():
         for target in targets:
             if not within(module, "config"):
-                assert not within(target, "config"), f"{module} imports {target}: nothing knows the site or the demo"
+                assert not within(target, "config"), f"{module} imports {target}: nothing knows the site or its apps"
             if sdk_core(module):
                 assert sdk_core(target), f"{module} imports {target}: the SDK core knows no Django and no sandbox"
             if within(module, "mintroute") or within(module, "sportsproxy.django"):

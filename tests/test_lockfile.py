@@ -111,7 +111,7 @@ def test_a_changed_hash_fails_before_anything_is_installed(checkout: Path) -> No
 
 
 def test_a_pinned_package_the_declarations_do_not_need_fails(checkout: Path) -> None:
-    """A line copied from requirements-dev.txt into requirements.txt: in uv.lock, hashes and all, but not the demo's."""
+    """A line copied from requirements-dev.txt into requirements.txt: in uv.lock, hashes and all, but not the site's."""
     requirements = checkout / "requirements.txt"
     requirements.write_text(requirements.read_text() + entry(checkout / "requirements-dev.txt", "pytest"))
     assert any("requirements.txt does not match uv.lock (pytest==" in problem for problem in problems(checkout))

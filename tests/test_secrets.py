@@ -26,6 +26,22 @@ STATIC = Path(__file__).resolve().parents[1] / "static"
 KNOWN_KEY = "sk_test_" + "Known-Secret-For-The-Leak-Scan_" + "x" * 16
 
 
+def site_app_pages() -> list[str]:
+    """The pages of the site's own apps (config/<app>/urls.py, whichever the project has) that take no argument,
+    each also with a query that filters by a sport."""
+    from django.urls import URLPattern
+
+    from config.urls import site_apps
+
+    paths = [
+        f"/{pattern.pattern}"
+        for resolver in site_apps
+        for pattern in resolver.url_patterns
+        if isinstance(pattern, URLPattern) and not pattern.pattern.converters and str(pattern.pattern)
+    ]
+    return [*paths, *(f"{path}?sports=curling" for path in paths)]
+
+
 def all_text(response: Any) -> str:
     return f"{response.status_code} {dict(response.headers)} {response.cookies.output()} {response.content!r}"
 
@@ -40,7 +56,7 @@ def test_the_api_key_never_leaks(settings: Any, account: Account, caplog: pytest
     browser = logged_in_browser()
     admin = Client()
     admin.force_login(User.objects.create_superuser("root", "root@example.com", "pw"))
-    for path in ("/", "/accounts/login/", "/healthz", "/demo/server-matches", "/demo/server-matches?sports=curling"):
+    for path in ("/", "/accounts/login/", "/healthz", *site_app_pages()):
         seen.append(all_text(browser.get(path)))
     for body in ("", '{"reason": "refresh"}', '{"reason": "unauthorized"}', "[]", "not json"):
         seen.append(all_text(post_token(browser, body)))

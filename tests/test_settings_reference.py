@@ -9,7 +9,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ["config", "mintroute", "sportsproxy"]
 SERVING = "HOST|WEB_CONCURRENCY|WEB_THREADS|FORWARDED_ALLOW_IPS"  # make serve's (docs/settings.md)
-OURS = re.compile(rf"^((SPORTS|DJANGO|DEMO|DATABASE|REDIS)_[A-Z_]+|{SERVING})$")
+# The site's own apps (config/<app>/) prefix their settings with their name.
+SITE_APPS = "|".join(apps.parent.name.upper() for apps in sorted((ROOT / "config").glob("*/apps.py")))
+OURS = re.compile(rf"^((SPORTS|DJANGO|DATABASE|REDIS|TEST|{SITE_APPS})_[A-Z_]+|{SERVING})$")
 READS = re.compile(
     r"""getattr\(settings,\s*"([A-Z_]+)"     # a Django setting with a default
       | settings\.([A-Z][A-Z_]+)              # a Django setting
@@ -22,14 +24,19 @@ READS = re.compile(
 
 
 def settings_read_by_the_code() -> set[str]:
-    files = [ROOT / "manage.py", *(path for package in PACKAGES for path in sorted((ROOT / package).rglob("*.py")))]
+    # tests/stores.py: where the tests keep their data (TEST_DATABASE_URL, TEST_REDIS_URL), documented alike.
+    files = [
+        ROOT / "manage.py",
+        ROOT / "tests" / "stores.py",
+        *(path for package in PACKAGES for path in sorted((ROOT / package).rglob("*.py"))),
+    ]
     names = {name for path in files for match in READS.finditer(path.read_text()) for name in match.groups() if name}
     return {name for name in names if OURS.match(name)}
 
 
 def settings_documented() -> set[str]:
-    # The demo's own setting is on its own page, absent from a project generated without the demo.
-    pages = [ROOT / "docs" / "settings.md", *(ROOT / "docs").glob("demo.md")]
+    # docs/settings.md, and the page of a part that a project may not have (an app of the site) for its own.
+    pages = sorted((ROOT / "docs").glob("*.md"))
     return {row for page in pages for row in re.findall(r"^\| `([A-Z_]+)` \|", page.read_text(), flags=re.MULTILINE)}
 
 

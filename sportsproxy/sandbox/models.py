@@ -93,8 +93,8 @@ class ApiKey(models.Model):
 
 
 class EndedToken(models.Model):
-    """A token ended before its `exp` (the control endpoint `/control/v1/tokens/expire`, the demo's "Expire my
-    token"). Kept in the database, not only in a cache: the ending holds after a restart and in every
+    """A token ended before its `exp` (the control endpoint `/control/v1/tokens/expire`, or a
+    page's debug helper). Kept in the database, not only in a cache: the ending holds after a restart and in every
     process, and the sockets that authenticated with the token close on it (realtime/revocation.py)."""
 
     token_id = models.CharField(max_length=64, unique=True, editable=False)  # the token's `jti`

@@ -1,5 +1,5 @@
 """The login forms (`/accounts/login/` and the admin's): 10 failed attempts a minute per client
-IP across both, then 429 on either without checking the password; the demo's hint only in the demo."""
+IP across both, then 429 on either without checking the password; a login hint only where a site app gives one."""
 
 from __future__ import annotations
 

@@ -102,7 +102,7 @@ def unmounted(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, str],
 
 @pytest.fixture(scope="module")
 def mounted(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, str], Path, dict[str, object]]:
-    """The same with the sandbox mounted (the demo's defaults)."""
+    """The same with the sandbox mounted (the embedded defaults)."""
     database = tmp_path_factory.mktemp("mounted") / "site.sqlite3"
     environment = site_environment(database, SPORTS_SANDBOX="1")
     manage(environment, "migrate", "--no-input")

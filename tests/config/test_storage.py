@@ -34,4 +34,4 @@ def test_every_relative_import_of_a_hashed_module_names_a_hashed_file_that_exist
             imports += 1
             assert HASHED.search(target), f"{hashed_names[name]} imports {target}, which is not a hashed name"
             assert (hashed.parent / target).resolve().is_file(), f"{hashed_names[name]} imports a missing {target}"
-    assert imports >= 15  # the client's modules and the demo's import of the client were all read
+    assert imports >= 15  # the client's modules and the pages' imports of it were all read

@@ -106,7 +106,6 @@ def test_the_503_page_wears_the_products_name_given_identity() -> None:
     assert "try again shortly" in page
 
 
-@pytest.mark.xfail(strict=True, reason="config/unavailable.py renders 503.html without identity() (the name)")
 @pytest.mark.django_db
 def test_the_503_page_of_an_unreachable_store_wears_the_products_name(settings: Any) -> None:
     unreachable = {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": closed_redis_url()}

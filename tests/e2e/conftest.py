@@ -51,7 +51,7 @@ def browser() -> Iterator[Browser]:
 def site_server(settings: Any, transactional_db: None) -> Iterator[AsgiServer]:
     """The project on a real socket with the shortest token life, on the real clock; a test may
     stop and start it again (on the same port)."""
-    settings.DEBUG = True  # debug on, sandbox mounted: the demo page (where present) shows its debug helpers
+    settings.DEBUG = True  # debug on, sandbox mounted: the pages show their debug helpers
     settings.SPORTS_TOKEN_TTL = 60
     settings.SPORTS_TOKEN_RATE = "100/m"
     settings.SPORTS_API_KEY = issue_key(Account.objects.create(name="e2e", tier="growth"), "test")[1]

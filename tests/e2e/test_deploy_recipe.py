@@ -31,11 +31,11 @@ from playwright.sync_api import Browser, expect
 
 from sportsproxy.testing import SportsSandbox
 from tests import stores
+from tests.checkout import clean_checkout
 from tests.e2e.conftest import mint_reasons
 from tests.production.cluster import free_port, require_engines
 from tests.production.nginx import main_configuration, nginx_binary, site_configuration
 from tests.redis_server import RedisServer
-from tests.standalone.foreign_site import clean_checkout
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 STEPS = re.compile(r"<!-- deploy: steps -->\s*```sh\n(?P<code>.*?)```\s*<!-- /deploy: steps -->", re.DOTALL)

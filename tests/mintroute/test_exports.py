@@ -12,7 +12,7 @@ def test_every_exported_name_resolves() -> None:
         assert getattr(mintroute, name) is not None, name
 
 
-def test_the_surface_is_what_integrators_and_the_demo_use() -> None:
+def test_the_surface_is_what_integrators_and_the_site_use() -> None:
     assert sorted(mintroute.__all__) == [
         "RouteError",
         "amint_upstream",

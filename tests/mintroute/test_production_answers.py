@@ -126,7 +126,7 @@ ROWS: dict[str, tuple[int, str, Callable[[ExitStack, Any, str], Any], str | None
         502,
         "upstream_unauthorized",
         lambda stack, settings, key: setattr(settings, "SPORTS_API_KEY", "") or post_token(logged_in_browser()),
-        "sportsproxy.W001",  # a warning for `check` while the demo has no key yet; fatal at run time
+        "sportsproxy.W001",  # a warning for `check` while a development site has no key yet; fatal at run time
     ),
     "502 malformed key": (
         502,

@@ -157,11 +157,11 @@ os._exit(0)  # as a killed test run ends: no teardown, no stop()
 """
 
 
-def test_a_sandbox_whose_starter_dies_without_stopping_it_stops_itself() -> None:
-    starter = subprocess.run(  # noqa: S603 - this interpreter and a fixed script
+def test_a_sandbox_whose_parent_dies_without_stopping_it_stops_itself() -> None:
+    parent = subprocess.run(  # noqa: S603 - this interpreter and a fixed script
         [sys.executable, "-c", ABANDONS_ITS_SANDBOX], capture_output=True, text=True, timeout=60, check=True
     )
-    orphan = int(starter.stdout.strip())
+    orphan = int(parent.stdout.strip())
     deadline = time.monotonic() + 10  # it notices within 0.1 s, and stops within 5 s
     try:
         while Path(f"/proc/{orphan}").exists() and time.monotonic() < deadline:

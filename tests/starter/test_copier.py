@@ -40,7 +40,10 @@ TWINS = (
 )
 TEMPLATE_WORDS = re.compile(rb"starter|demo", re.IGNORECASE)
 # The service's own word: its accounts' tier named "starter" (the service's interface), not this template.
-SERVICE_TIER = re.compile(rb"""["'`]starter["'`]|\bstarter\b(?= tier)|(?<=tier )starter\b""", re.IGNORECASE)
+SERVICE_TIER = re.compile(
+    rb"""["'`]starter["'`]|free, starter, growth|default: starter|\bstarter\b(?= tier)|(?<=tier )starter\b""",
+    re.IGNORECASE,
+)
 
 
 def tracked(project: Path) -> list[str]:

@@ -51,7 +51,7 @@ def issue_key(account: Account, env: str) -> tuple[ApiKey, str]:
 
 
 def register_key(account: Account, secret: str) -> ApiKey:
-    """Store an existing secret as an active key of `account` (used to restore the demo key)."""
+    """Store an existing secret as an active key of `account` (used to restore a development site's key)."""
     key = ApiKey(account=account)
     assign_secret(key, secret)
     key.save()

@@ -2,7 +2,7 @@
 and of tokens ended early.
 
 Revoking a key (the admin, `sandbox_key revoke`, another process) and ending a token early
-(`/control/v1/tokens/expire`, the demo) write the database, so the watcher reads it: about once a
+(`/control/v1/tokens/expire`, a test's control call) write the database, so the watcher reads it: about once a
 second, one query for the keys behind this process's open API-key sockets and one for the tokens behind
 its token sockets. That works with or without REDIS_URL, whichever process ended the credential.
 A revoked key closes its own sockets only: a token it minted works until its `exp`.
