@@ -31,7 +31,7 @@ RpcCall = Callable[..., dict[str, Any]]
 
 # The folders whose modules start processes and wait on them, longest first: under xdist they are handed out
 # first, in this order (tests/production/ is one group of about four minutes: the run cannot end before it).
-SLOW_FIRST = ("tests/production/", "tests/starter/", "tests/e2e/", "tests/standalone/")
+SLOW_FIRST = ("tests/production/", "tests/template/", "tests/e2e/", "tests/standalone/")
 # Folders whose modules share one worker: each production module starts clusters of server processes
 # (gunicorn, uvicorn, PostgreSQL, Redis) and times their answers; two at once starve each other on two cores.
 FOLDER_GROUPS = {"tests/production/": "production"}

@@ -47,7 +47,7 @@ def shared_redis_url(purpose: str) -> str:
 
 REDIS_URL = shared_redis_url("cluster")  # a database of its own, flushed before and after
 PASSWORD = "cluster-pass-123"
-USERNAME = "demo"  # every cluster's one user, logged in with PASSWORD
+USERNAME = "player"  # every cluster's one user, logged in with PASSWORD
 # `make serve` is production (debug off; it refuses debug on), on the test machine's plain HTTP.
 PRODUCTION = {
     "DJANGO_DEBUG": "0",

@@ -30,7 +30,7 @@ import pytest
 from mintroute.admission import MAX_BODY_BYTES
 from tests import stores
 from tests.mintroute.conftest import logged_in_browser, post_token
-from tests.production.cluster import PASSWORD, Cluster, logged_in, mint, require_engines
+from tests.production.cluster import PASSWORD, USERNAME, Cluster, logged_in, mint, require_engines
 from tests.production.tcp_proxy import TcpProxy, postgres_proxy
 from tests.production.test_make_serve import PRODUCTION
 from tests.redis_server import RedisServer
@@ -175,7 +175,7 @@ class LoginPages:
 
     def log_in(self, path: str) -> httpx2.Response:
         form = self.login_form if path == "/accounts/login/" else self.admin_form
-        credentials = {"username": "demo", "password": PASSWORD, "csrfmiddlewaretoken": form}
+        credentials = {"username": USERNAME, "password": PASSWORD, "csrfmiddlewaretoken": form}
         return self.visitor.post(path, data=credentials)
 
     def log_out(self) -> httpx2.Response:

@@ -255,7 +255,7 @@ def test_with_a_correct_production_environment_it_serves(production_node: Cluste
     assert answer.json() == {"status": "ok"}
     login = httpx2.get(f"{production_node.urls[0]}/accounts/login/", timeout=10)
     assert login.status_code == 200
-    assert 'class="hint"' not in login.text  # production shows no login hint (the demo's)
+    assert 'class="hint"' not in login.text  # production shows no login hint (a site app's, in development)
 
 
 def test_with_debug_unset_it_serves_with_debug_off(production_node: Cluster) -> None:

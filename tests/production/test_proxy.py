@@ -20,7 +20,7 @@ import httpx2
 import pytest
 
 from tests.dual_stack import client_from
-from tests.production.cluster import PASSWORD, Cluster, free_port, fresh_addresses, require_engines
+from tests.production.cluster import PASSWORD, USERNAME, Cluster, free_port, fresh_addresses, require_engines
 from tests.production.nginx import main_configuration, nginx_binary, site_configuration
 
 SLOW_CLIENTS = 230  # the review's count: more than one worker's 100 threads, twice over
@@ -144,7 +144,7 @@ def log_in_from(url: str, source: str, password: str, forwarded: str | None = No
     with client_from(url, source) as browser:
         form = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', browser.get("/accounts/login/").text)
         assert form is not None
-        data = {"username": "demo", "password": password, "csrfmiddlewaretoken": form.group(1)}
+        data = {"username": USERNAME, "password": password, "csrfmiddlewaretoken": form.group(1)}
         return browser.post("/accounts/login/", data=data, headers=headers).status_code
 
 
@@ -174,7 +174,7 @@ def test_basic_passwords_at_the_route_are_throttled(node: Cluster, proxy: str) -
     with client_from(proxy, attacker) as caller:
 
         def basic(password: str) -> httpx2.Response:
-            return caller.post("/api/sports-token", json={}, auth=httpx2.BasicAuth("demo", password))
+            return caller.post("/api/sports-token", json={}, auth=httpx2.BasicAuth(USERNAME, password))
 
         failures = [basic(f"guess-{number}").status_code for number in range(PASSWORD_FAILURES_A_MINUTE)]
         assert failures == [401] * PASSWORD_FAILURES_A_MINUTE

@@ -1,5 +1,5 @@
 """The template's docs and README.md.jinja as a product without the demo gets them: they name neither the demo nor
-the template (tests/starter/test_copier.py checks whole generated products the same way)."""
+the template (tests/template/test_copier.py checks whole generated products the same way)."""
 
 from __future__ import annotations
 

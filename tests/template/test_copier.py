@@ -13,7 +13,7 @@ import pytest
 
 from tests import stores
 from tests.redis_server import RedisServer
-from tests.starter.generate import (
+from tests.template.generate import (
     MAKE,
     PRODUCT_GATE_TIMEOUT,
     QUICK_LOOP_TIMEOUT,
@@ -25,7 +25,7 @@ from tests.starter.generate import (
     run,
     share_venv,
 )
-from tests.starter.products import DEFAULT_NAME, DIVERSE, PRODUCTS, UPDATED, Product
+from tests.template.products import DEFAULT_NAME, DIVERSE, PRODUCTS, UPDATED, Product
 
 # The files whose .jinja twin renders, for the default answers, to the very file this repository runs on.
 TWINS = (
@@ -41,7 +41,8 @@ TWINS = (
 TEMPLATE_WORDS = re.compile(rb"starter|demo", re.IGNORECASE)
 # The service's own word: its accounts' tier named "starter" (the service's interface), not this template.
 SERVICE_TIER = re.compile(
-    rb"""["'`]starter["'`]|free, starter, growth|default: starter|\bstarter\b(?= tier)|(?<=tier )starter\b""",
+    rb"""["'`]starter["'`]|free, starter, growth|free\\?\|starter|default: starter"""
+    rb"""|\bstarter\b(?= tier)|(?<=tier )starter\b""",
     re.IGNORECASE,
 )
 
@@ -57,7 +58,7 @@ def test_the_product_is_its_own(generated: Callable[[Product], Path], key: str) 
     files = tracked(project)
     assert ".copier-answers.yml" in files
     assert [path for path in files if path.endswith(".jinja") or "copier.y" in path or "starter" in path] == []
-    for template_only in ("noxfile.py", "make/matrix.mk", "tests/standalone", "tests/starter", "docs/starter.md"):
+    for template_only in ("noxfile.py", "make/matrix.mk", "tests/standalone", "tests/template", "docs/starter.md"):
         assert not (project / template_only).exists(), template_only
     assert (project / "README.md").read_text(encoding="utf-8").startswith(f"# {product.name}\n")
     assert (project / "CHANGELOG.md").read_text(encoding="utf-8").count("## [") == 1  # its own, from its first day
@@ -133,7 +134,7 @@ def test_make_check_passes_in_a_clean_clone(
     generated: Callable[[Product], Path], venv_bin: Path, tmp_path: Path, key: str
 ) -> None:
     """`git clone` of the product, then its `make check` (the linters, the types, its quick tests). DIVERSE runs its
-    whole `make test` below, UPDATED its `make check` after `copier update` (tests/starter/test_update.py)."""
+    whole `make test` below, UPDATED its `make check` after `copier update` (tests/template/test_update.py)."""
     clone = clean_clone(generated(PRODUCTS[key]), tmp_path / "clone")
     share_venv(clone, venv_bin)
     output = run([MAKE, "check"], clone, environment(clone, venv_bin), timeout=QUICK_LOOP_TIMEOUT)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.starter.generate import clone_template, copier_copy, make_venv
-from tests.starter.products import Product
+from tests.template.generate import clone_template, copier_copy, make_venv
+from tests.template.products import Product
 
 
 @pytest.fixture(scope="module")

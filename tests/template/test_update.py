@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.starter.generate import (
+from tests.template.generate import (
     COPIER,
     MAKE,
     QUICK_LOOP_TIMEOUT,
@@ -22,7 +22,7 @@ from tests.starter.generate import (
     run,
     share_venv,
 )
-from tests.starter.products import UPDATED
+from tests.template.products import UPDATED
 
 LATER_DOC = "\nA later fix of the template, brought in by `copier update`.\n"
 LATER_CODE = ("two thin entries over one set of rules.", "two thin entries, one set of rules.")  # mintroute/views.py
