@@ -11,7 +11,7 @@ PACKAGES = ["config", "mintroute", "sportsproxy"]
 SERVING = "HOST|WEB_CONCURRENCY|WEB_THREADS|FORWARDED_ALLOW_IPS"  # make serve's (docs/settings.md)
 # The site's own apps (config/<app>/) prefix their settings with their name.
 SITE_APPS = "|".join(apps.parent.name.upper() for apps in sorted((ROOT / "config").glob("*/apps.py")))
-OURS = re.compile(rf"^((SPORTS|DJANGO|DATABASE|REDIS|TEST|{SITE_APPS})_[A-Z_]+|{SERVING})$")
+OURS = re.compile(rf"^((SPORTS|DJANGO|DATABASE|REDIS|TEST|DEV|{SITE_APPS})_[A-Z_]+|{SERVING})$")
 READS = re.compile(
     r"""getattr\(settings,\s*"([A-Z_]+)"     # a Django setting with a default
       | settings\.([A-Z][A-Z_]+)              # a Django setting
