@@ -18,8 +18,9 @@ READS = re.compile(
       | env\.\w+\(\s*"([A-Z_]+)"               # an environment variable, through django-environ
       | os\.environ(?:\.get\(|\[)\s*"([A-Z_]+)" # an environment variable, directly
       | environment(?:\.get\(|\[)\s*"([A-Z_]+)" # one of config/serve.py's environment
+      | ^[A-Z_]+\s*=\s*"(DEV_[A-Z_]+)"         # config/dev.py names its variables once, as constants
     """,
-    re.VERBOSE,
+    re.VERBOSE | re.MULTILINE,
 )
 
 
