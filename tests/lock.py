@@ -19,7 +19,16 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-EXPORT = ("export", "--frozen", "--quiet", "--format", "requirements-txt", "--hashes", "--no-emit-project")
+EXPORT = (
+    "export",
+    "--frozen",
+    "--quiet",
+    "--format",
+    "requirements-txt",
+    "--hashes",
+    "--no-emit-project",
+    "--no-annotate",
+)
 EXPORTS = {
     "requirements.txt": ("--all-extras", "--no-default-groups", "--group", "site"),
     "requirements-dev.txt": ("--all-extras", "--group", "dev"),

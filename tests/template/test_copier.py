@@ -32,8 +32,6 @@ TWINS = (
     "config/project.py",
     "pyproject.toml",
     "uv.lock",
-    "requirements.txt",
-    "requirements-dev.txt",
     "LICENSE",
     "mintroute/static/sports/LICENSE",
     "mintroute/static/sports/package.json",
