@@ -4,12 +4,13 @@ Where the site's sports-data service comes from, first match wins:
 
 - SPORTS_BASE_URL set, in the environment or by hand in `.env`: that service, with its SPORTS_API_KEY. Nothing
   else starts.
-- The sandbox for the tests only (config/project.py's SANDBOX is "tests"), or `--standalone-sandbox`: the standalone
+- A site that does not mount the sandbox (SPORTS_SANDBOX off; by default where config/project.py's SANDBOX is
+  "tests"), or `--standalone-sandbox`: the standalone
   sandbox (`python -m sportsproxy.sandbox serve`), a child of this process, on 127.0.0.1 at DEV_SANDBOX_PORT, else
   HOST's port plus one when that is free, else a free port. Its data (database, signing key) stay in `.sandbox/`
   (DEV_SANDBOX_DIR), a folder private to this user (0700), so its keys work from one run to the next. The first
   run's key goes into `.env`; later runs keep it while the sandbox accepts it.
-- Otherwise (SANDBOX "embedded"): the site mounts the sandbox itself, and a key of its account `dev` goes into `.env`.
+- Otherwise (SPORTS_SANDBOX on): the site mounts the sandbox itself, and a key of its account `dev` goes into `.env`.
 
 `.env` is the file the settings read (DJANGO_ENV_FILE, else the one beside manage.py; git-ignored). Only the lines
 this command owns are added, changed or removed (SPORTS_BASE_URL and SPORTS_API_KEY, DEV_SANDBOX_BASE_URL, which
@@ -101,7 +102,9 @@ class Run:
     stop: StopRequest
     children: list[Child] = field(default_factory=list)
 
-    def start(self, name: str, command: list[str], stdout: int | None = None) -> Child:
+    def start(
+        self, name: str, command: list[str], stdout: int | None = None, env: dict[str, str] | None = None
+    ) -> Child:
         # A process group of its own: a stop reaches runserver's server as well as its reloader, and
         # Ctrl-C in the terminal reaches this process alone, which stops the children in order.
         process = subprocess.Popen(  # noqa: S603 - this interpreter and fixed arguments
@@ -109,6 +112,7 @@ class Run:
             cwd=PROJECT_ROOT,
             stdin=subprocess.DEVNULL,
             stdout=stdout,
+            env=env,
             process_group=0,
             # Before the program starts, in the child: safe here, as this process starts no threads.
             preexec_fn=end_with_parent if sys.platform == "linux" else None,
@@ -216,7 +220,7 @@ def develop(run: Run, *, standalone: bool) -> None:
     prepare_site(run, values, password, embedded=service == "embedded")
     run.check()
     say(f"Starting the site on {run.host} (manage.py runserver)...")
-    run.start("the site", [sys.executable, "manage.py", "runserver", run.host])
+    run.start("the site", [sys.executable, "manage.py", "runserver", run.host], env=one_process_environment(values))
     wait_until_accepting(run, connect_host(bind_host), port)
     say(f"Log in at http://{url_host(bind_host)}:{port}/ as {USERNAME} / {password}")
     say("Ctrl-C stops the site" + (" and the sandbox service." if service == "standalone" else "."))
@@ -233,7 +237,20 @@ def choose_service(values: dict[str, str], *, standalone: bool) -> Service:
     base_url = setting("SPORTS_BASE_URL", values)
     if base_url and base_url != values.get(MARKER):
         return "external"
-    return "standalone" if standalone or project.SANDBOX == "tests" else "embedded"
+    return "embedded" if not standalone and mounts_the_sandbox(values) else "standalone"
+
+
+def mounts_the_sandbox(values: dict[str, str]) -> bool:
+    """SPORTS_SANDBOX as the site will read it when set (the environment or .env), else the project's choice."""
+    value = setting("SPORTS_SANDBOX", values)
+    return value.strip().lower() in TRUE_WORDS if value else project.SANDBOX == "embedded"
+
+
+def one_process_environment(values: dict[str, str]) -> dict[str, str]:
+    """runserver is one process: a per-process cache is no fault there, so "site" sharing's warning about it
+    (mintroute.W011) is waived beside whatever the developer waives."""
+    silenced = [check for check in setting("DJANGO_SILENCED_SYSTEM_CHECKS", values).split(",") if check.strip()]
+    return {**os.environ, "DJANGO_SILENCED_SYSTEM_CHECKS": ",".join([*silenced, "mintroute.W011"])}
 
 
 def start_sandbox(run: Run, values: dict[str, str], site_port: int) -> tuple[str, str]:

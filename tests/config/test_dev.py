@@ -24,7 +24,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from config import dev, project
+from config import dev
 from sportsproxy.testing import SportsSandbox, start_sandbox
 
 START_SECONDS = 120.0  # a first run migrates a new database; a loaded machine runs several such tests at once
@@ -305,9 +305,8 @@ def test_a_service_named_in_env_is_used_and_no_sandbox_starts(
     assert_said_nothing_it_must_not(run, tmp_path)
 
 
-@pytest.mark.skipif(project.SANDBOX != "embedded", reason="this project's site never mounts the sandbox")
 def test_where_the_site_mounts_the_sandbox_its_own_key_goes_into_env(tmp_path: Path, runs: list[Dev]) -> None:
-    run = Dev([], environment(tmp_path))
+    run = Dev([], environment(tmp_path, SPORTS_SANDBOX="1"))  # the project's default, or a developer's choice
     runs.append(run)
     site, username, password = run.wait_for(LOGIN_LINE).groups()
     assert "Starting the sandbox service" not in run.output
