@@ -27,7 +27,7 @@ serve: install
 	HOST=$(HOST) $(PY) -m config.serve
 
 # The test runs write Python's bytecode caches (`__pycache__/`, ignored by git) even where the environment says
-# not to (PYTHONDONTWRITEBYTECODE, set on these machines): every test process, server and matrix environment would
+# not to (PYTHONDONTWRITEBYTECODE, set on these machines): every test process, server and virtual environment would
 # otherwise compile the same modules again, and rewrite pytest's assertions in every test module (docs/contributing.md).
 test check pytest pytest-parallel pytest-check bench: export PYTHONDONTWRITEBYTECODE :=
 
@@ -81,7 +81,7 @@ lint: install-dev
 PYTEST_WORKERS ?= 2
 PYTEST_PARALLEL := $(VENV)/bin/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not serial"
 # A temporary folder of its own (--basetemp): pytest's default would first delete the older runs' folders, the
-# parallel run's environments and generated projects among them (10 s on the serial run's clock).
+# parallel run's environments and projects among them (10 s on the serial run's clock).
 PYTEST_SERIAL := $(VENV)/bin/pytest -m serial --basetemp="$$(mktemp -d -t pytest-serial.XXXXXX)"
 pytest: pytest-parallel
 	$(PYTEST_SERIAL)

@@ -1,7 +1,7 @@
 """This project's name and the choices it was made with: the defaults the settings and the pages read.
 
-`copier update` writes this file again from the recorded answers (`.copier-answers.yml`); edit those
-answers rather than this file.
+`copier update` writes this file again from the recorded answers (`.copier-answers.yml`): to change an
+answer, run `copier update --defaults --data NAME=VALUE` rather than editing either file.
 """
 
 from __future__ import annotations
