@@ -1,7 +1,10 @@
-"""The site's login pages while a store they need is unreachable: 503 with `Retry-After` and a page
+"""The site's HTML pages while a store they need is unreachable: 503 with `Retry-After` and a page
 that says to try again shortly, never Django's "Server Error (500)".
 
-`fails_politely(view)` wraps a page's view (the login forms and the logout, in config/urls.py). A
+`fails_politely(view)` wraps a page's view (the login forms, the logout and the first page, in
+config/urls.py); `every_page_fails_politely(patterns)` wraps each view of a list of URL patterns (the
+admin's). The route, `/healthz`, `/readyz` and `/metrics` are never wrapped: they answer JSON or
+text of their own. A
 database or Redis that refuses, resets or times out raises from the view, or from its template as
 it renders (the `user` of every page reads the session and the user from the database): both happen
 inside the wrapper, which renders the page at once for that reason. The page itself is rendered
@@ -21,6 +24,7 @@ from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.template.loader import render_to_string
 from django.template.response import SimpleTemplateResponse
+from django.urls import URLPattern, URLResolver
 from redis.exceptions import RedisError
 
 from config.context_processors import identity
@@ -50,6 +54,16 @@ def fails_politely(view: PageView) -> PageView:
         return response
 
     return polite_view
+
+
+def every_page_fails_politely(patterns: list[URLPattern | URLResolver]) -> list[URLPattern | URLResolver]:
+    """`patterns` with each view wrapped in `fails_politely`, in included lists too (the admin's models)."""
+    for pattern in patterns:
+        if isinstance(pattern, URLPattern):
+            pattern.callback = fails_politely(pattern.callback)
+        else:
+            every_page_fails_politely(pattern.url_patterns)
+    return patterns
 
 
 def store_unavailable() -> HttpResponse:

@@ -1,14 +1,16 @@
-"""Site-level views: the health probe and the product's first page."""
+"""Site-level views: the health probe, the product's first page, and the site's 404 and 500 pages."""
 
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.utils.cache import patch_cache_control
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
 from config.browser_client import client_config
+from config.context_processors import identity
 from config.csp import content_security_policy
 from sportsproxy.service import SPORTS
 
@@ -41,3 +43,19 @@ def start_page(request: HttpRequest) -> HttpResponse:
     response = render(request, "start.html", {"client_config": client_config(), "sports": sports})
     patch_cache_control(response, private=True, no_store=True)
     return response
+
+
+# The error pages (handler404 and handler500 in config/urls.py) are rendered without the request, as the 503
+# page is: they read neither the database nor the cache (no `user`, no session), so a page that is missing
+# while a store is down is still a 404 in the product's name, and the 500 page never fails in its turn.
+
+
+def page_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """404 in the product's name. Django's own handler renders 404.html with the request, whose context
+    processors read the session and the user: with the database down, a missing page would be a 500."""
+    return HttpResponse(render_to_string("404.html", identity()), status=404)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """500 in the product's name: Django's own handler renders 500.html with an empty context."""
+    return HttpResponse(render_to_string("500.html", identity()), status=500)

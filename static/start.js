@@ -20,13 +20,14 @@ const sportName = (sport) => sportNames.get(sport) ?? sport;
 const timeOfDay = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" });
 const weekdayAndDate = new Intl.DateTimeFormat(undefined, { weekday: "short", day: "numeric", month: "short" });
 const DAY_MS = 24 * 60 * 60 * 1000;
+const startOfDay = (date) => new Date(date.getFullYear(), date.getMonth(), date.getDate());
 
-/** "Today 14:30", "Yesterday 21:00", "Tomorrow 18:45", else "Sat 12 Dec 14:30". */
+/** "14:30" today (the page lists today's matches), else "Yesterday 21:00", "Tomorrow 18:45", "Sat 12 Dec 14:30". */
 function kickOff(iso) {
   const when = new Date(iso);
-  const startOfDay = (date) => new Date(date.getFullYear(), date.getMonth(), date.getDate()).getTime();
   const days = Math.round((startOfDay(when) - startOfDay(new Date())) / DAY_MS);
-  const day = { [-1]: "Yesterday", 0: "Today", 1: "Tomorrow" }[days] ?? weekdayAndDate.format(when);
+  if (days === 0) return timeOfDay.format(when);
+  const day = { [-1]: "Yesterday", 1: "Tomorrow" }[days] ?? weekdayAndDate.format(when);
   return `${day} ${timeOfDay.format(when)}`;
 }
 
@@ -105,43 +106,84 @@ for (const change of ["online", "offline"]) {
   });
 }
 
-// --- Matches: the service's pages, by sport ------------------------------------------------------
+// --- Matches: today's, by sport, paged here -------------------------------------------------------
 
-/** `cursors[n]` opens page n (null: the first); the service gives only the next one, so the page keeps the rest. */
-const listing = { cursors: [null], page: 0, nextCursor: null, request: 0 };
+const FETCH_LIMIT = 100; // the largest page the service gives
+const MAX_CALLS = 10; // calls for one choice of sport at most; past them the page shows what it found, and says so
+
+/** Today's matches of the chosen sport (oldest kick-off first), fetched once per choice; shown PAGE_SIZE at a time. */
+const today = { matches: [], complete: true, page: 0, request: 0, midnight: null };
+
+/**
+ * Today's matches, in local time. The service's matches.list has no date filter (it lists every match by
+ * kick-off, oldest first), so the page walks its cursor until a match starts after today, or MAX_CALLS calls.
+ */
+async function fetchTodaysMatches(sport) {
+  const dayStart = startOfDay(new Date());
+  const dayEnd = new Date(dayStart.getFullYear(), dayStart.getMonth(), dayStart.getDate() + 1);
+  const found = [];
+  let cursor;
+  for (let call = 0; call < MAX_CALLS; call += 1) {
+    const result = await client.matches.list({ sports: sport ? [sport] : undefined, limit: FETCH_LIMIT, cursor });
+    for (const match of result.data) {
+      const startsAt = new Date(match.startsAt);
+      if (startsAt >= dayEnd) return { matches: found, complete: true, dayEnd };
+      if (startsAt >= dayStart) found.push(match);
+    }
+    cursor = result.pagination.nextCursor ?? undefined;
+    if (!cursor) return { matches: found, complete: true, dayEnd };
+  }
+  return { matches: found, complete: false, dayEnd };
+}
 
 async function showMatches() {
-  const request = ++listing.request;
+  const request = ++today.request;
   const sport = $("sport-filter").value;
   $("matches-table").setAttribute("aria-busy", "true");
   $("previous-page").disabled = $("next-page").disabled = true;
+  $("matches-note").textContent = "Loading today's matches…";
   try {
-    const result = await client.matches.list({
-      sports: sport ? [sport] : undefined,
-      limit: PAGE_SIZE,
-      cursor: listing.cursors[listing.page] ?? undefined,
-    });
-    if (request !== listing.request) return; // a later choice of sport or page won
-    $("matches-rows").replaceChildren(...result.data.map(matchRow));
-    listing.nextCursor = result.pagination.nextCursor ?? null;
-    const first = listing.page * PAGE_SIZE + 1;
-    const last = listing.page * PAGE_SIZE + result.data.length;
-    $("matches-note").textContent = result.data.length
-      ? `${first}–${last} of ${result.pagination.total}`
-      : "No matches to show.";
+    const { matches, complete, dayEnd } = await fetchTodaysMatches(sport);
+    if (request !== today.request) return; // a later choice of sport won
+    Object.assign(today, { matches, complete, page: 0 });
+    clearTimeout(today.midnight); // at midnight, the new day's matches
+    today.midnight = setTimeout(showMatches, dayEnd.getTime() - Date.now() + 1000);
     $("matches-problem").hidden = true;
+    showPage();
   } catch (error) {
-    if (request !== listing.request) return;
+    if (request !== today.request) return;
+    today.matches = []; // no rows of another sport under this one's name
+    $("matches-rows").replaceChildren();
     $("matches-note").textContent = "";
     $("matches-problem").hidden = false;
     $("matches-problem").textContent = problemWords(error);
+    $("previous-page").disabled = $("next-page").disabled = true;
   } finally {
-    if (request === listing.request) {
-      $("matches-table").setAttribute("aria-busy", "false");
-      $("previous-page").disabled = listing.page === 0;
-      $("next-page").disabled = listing.nextCursor === null;
-    }
+    if (request === today.request) $("matches-table").setAttribute("aria-busy", "false");
   }
+}
+
+/** The chosen page of today's matches, and a note of where it is among them. */
+function showPage() {
+  const { matches, complete, page } = today;
+  const first = page * PAGE_SIZE;
+  const shown = matches.slice(first, first + PAGE_SIZE);
+  $("matches-rows").replaceChildren(...shown.map(matchRow));
+  $("matches-table").hidden = !shown.length;
+  $("matches-empty").hidden = shown.length > 0;
+  $("matches-empty").textContent = complete ? noMatchesWords() : "None of today's matches were among those fetched.";
+  const range = shown.length === 1 ? `${first + 1}` : `${first + 1}–${first + shown.length}`;
+  const count = matches.length === 1 ? "1 match" : `${matches.length} matches`;
+  if (!shown.length) $("matches-note").textContent = "";
+  else if (complete) $("matches-note").textContent = `${range} of today's ${count}`;
+  else $("matches-note").textContent = `${range} of today's first ${count} (more were not fetched)`;
+  $("previous-page").disabled = page === 0;
+  $("next-page").disabled = first + PAGE_SIZE >= matches.length;
+}
+
+function noMatchesWords() {
+  const sport = $("sport-filter").value;
+  return sport ? `No ${sportName(sport).toLowerCase()} matches today.` : "No matches today.";
 }
 
 function problemWords(error) {
@@ -187,19 +229,16 @@ function updateRow(row, match) {
 }
 
 $("sport-filter").addEventListener("change", () => {
-  listing.cursors = [null];
-  listing.page = 0;
   showMatches();
   showEventsOfSport();
 });
 $("next-page").addEventListener("click", () => {
-  listing.cursors[listing.page + 1] = listing.nextCursor;
-  listing.page += 1;
-  showMatches();
+  today.page += 1;
+  showPage();
 });
 $("previous-page").addEventListener("click", () => {
-  listing.page = Math.max(0, listing.page - 1);
-  showMatches();
+  today.page = Math.max(0, today.page - 1);
+  showPage();
 });
 
 // --- Live events: one subscription to every sport; the page shows those of the chosen one ----------
@@ -215,6 +254,8 @@ function eventWords(kind, match) {
 }
 
 function showEvent({ kind, match }) {
+  const listed = today.matches.findIndex((known) => known.id === match.id);
+  if (listed >= 0) today.matches[listed] = match; // a later page shows the latest score too
   const row = document.querySelector(`#matches-rows tr[data-match-id="${CSS.escape(match.id)}"]`);
   if (row) {
     updateRow(row, match);

@@ -10,7 +10,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.template.loader import render_to_string
 from django.test import Client, RequestFactory
-from django.urls import reverse
+from django.urls import get_resolver, reverse
 from django.utils.html import escape
 
 from config import project
@@ -121,3 +121,49 @@ def test_the_503_page_of_an_unreachable_store_wears_the_products_name(settings: 
 
 def closed_redis_url() -> str:
     return closed_port_url().replace("http://", "redis://")
+
+
+# --- The admin, and the error pages, in the product's name ------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_the_admins_login_wears_the_products_name() -> None:
+    page = Client().get("/admin/login/").content.decode()
+    assert f"<title>Log in | {escape(project.NAME)}</title>" in page
+    assert f'<a href="/admin/">{escape(project.NAME)}</a>' in page  # the header
+    assert "Django site admin" not in page
+    assert "Django administration" not in page
+
+
+@pytest.mark.django_db
+def test_the_admins_index_wears_the_products_name() -> None:
+    browser = Client()
+    browser.force_login(User.objects.create_user("alice", is_staff=True, is_superuser=True))
+    page = browser.get("/admin/").content.decode()
+    assert f"<title>Administration | {escape(project.NAME)}</title>" in page
+    assert "Django" not in page.split("<body", 1)[0]
+
+
+@pytest.mark.django_db
+def test_a_missing_page_is_the_sites_404_in_the_products_name(settings: Any, django_assert_num_queries: Any) -> None:
+    settings.DEBUG = False
+    browser = Client()
+    browser.force_login(User.objects.create_user("alice"))
+    with django_assert_num_queries(0):  # no session, no user: it renders while the database is down too
+        response = browser.get("/nope")
+    assert response.status_code == 404
+    page = response.content.decode()
+    assert f"<title>Page not found · {escape(project.NAME)}</title>" in page
+    assert f'<strong id="project-name">{escape(project.NAME)}</strong>' in page
+    assert re.search(r'<link rel="stylesheet" href="/static/site(\.[0-9a-f]+)?\.css">', page)
+
+
+def test_the_500_page_is_the_sites_in_the_products_name(django_assert_num_queries: Any) -> None:
+    handler = get_resolver().resolve_error_handler(500)  # as Django finds it (handler500 in config/urls.py)
+    with django_assert_num_queries(0):
+        response = handler(RequestFactory().get("/"))
+    assert response.status_code == 500
+    page = response.content.decode()
+    assert f"<title>Something went wrong · {escape(project.NAME)}</title>" in page
+    assert f'<strong id="project-name">{escape(project.NAME)}</strong>' in page
+    assert "Server Error (500)" not in page
