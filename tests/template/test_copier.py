@@ -137,7 +137,6 @@ def test_make_check_passes_in_a_clean_clone(
     share_venv(clone, venv_bin)
     output = run([MAKE, "check"], clone, environment(clone, venv_bin), timeout=QUICK_LOOP_TIMEOUT)
     assert " passed" in output
-    assert " failed" not in output
     assert "All checks passed!" in output
 
 
