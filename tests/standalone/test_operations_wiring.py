@@ -145,5 +145,5 @@ def test_without_prometheus_client_the_site_works_and_metrics_on_is_a_check_erro
     status, output = site.manage_status("check")
     assert status != 0
     assert "(mintroute.E021)" in output
-    assert "[metrics]" in output
+    assert "the `metrics` extra" in output
     assert "Traceback" not in output
