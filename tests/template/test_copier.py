@@ -127,7 +127,15 @@ def test_with_the_sandbox_for_tests_the_site_never_installs_it(
     assert "Unknown command: 'sandbox_key'" in listing.stderr
 
 
-@pytest.mark.parametrize("key", [key for key in PRODUCTS if key not in (DIVERSE.key, UPDATED.key)])
+# Each on a pytest-xdist worker of its own choosing: one product's gate at a time per worker, spread over both.
+CHECKED = [
+    pytest.param(key, marks=pytest.mark.xdist_group(f"product-{key}"))
+    for key in PRODUCTS
+    if key not in (DIVERSE.key, UPDATED.key)
+]
+
+
+@pytest.mark.parametrize("key", CHECKED)
 def test_make_check_passes_in_a_clean_clone(
     generated: Callable[[Product], Path], venv_bin: Path, tmp_path: Path, key: str
 ) -> None:
