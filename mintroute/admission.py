@@ -201,7 +201,9 @@ def _sent_by_an_app(api_request: Request) -> bool:
 
 
 def _scheme(header: str) -> str:
-    return header.strip().partition(" ")[0].lower()
+    """The header's scheme as DRF reads it: its first word, split on any white space, in lower case."""
+    words = header.encode("latin-1", errors="replace").split()  # DRF splits the header's bytes
+    return words[0].decode("latin-1").lower() if words else ""
 
 
 def _enforce_csrf(api_request: Request) -> None:

@@ -87,6 +87,16 @@ def test_the_eleventh_basic_attempt_is_429_without_a_password_check(basic_site: 
     assert checked == ["failed"] * LIMIT  # no eleventh check
 
 
+@pytest.mark.parametrize("spelling", ["Basic\t{}", "Basic   {}", " Basic {}", "bASIC {}", "basic\t {}"])
+def test_every_spelling_of_basic_that_drf_checks_is_counted(basic_site: Any, checked: list[str], spelling: str) -> None:
+    for number in range(LIMIT):
+        credentials = basic(f"guess-{number}").partition(" ")[2]
+        assert_refusal(route_with(spelling.format(credentials)), 401, "not_authenticated")
+    assert checked == ["failed"] * LIMIT  # DRF read every one of them
+    assert_refusal(route_with(spelling.format(basic(PASSWORD).partition(" ")[2])), 429, "rate_limited")
+    assert form_login(PASSWORD).status_code == 429  # the forms share the count
+
+
 def test_the_forms_and_the_route_share_one_count(basic_site: Any) -> None:
     for number in range(LIMIT // 2):
         assert form_login(f"guess-{number}").status_code == 200
