@@ -5,7 +5,8 @@ SPORTS_METRICS is on; `GET /metrics` (mintroute.operations) serves them.
   it (mintroute.views, `count`): the row's `error` code, or `minted`, `reused` ("login" mode),
   `shared` ("site" mode: the site's token, minted by another caller), `ridden_through`.
 - `sports_token_upstream_seconds{result}`: how long each `tokens.create` call took (mintroute.minting,
-  `upstream_call`), by its result: `ok`, the service's error code, `timeout` or `unavailable`.
+  `upstream_call`), by its result: `ok`, the service's error code, `timeout` or `unavailable` (any value outside
+  these fixed sets is counted as `other`).
 - `sports_token_site_token_age_seconds`, `sports_token_site_token_left_seconds` ("site" mode): read
   from the cache when /metrics is asked, so every worker answers the same.
 - `sports_login_throttled_total`: login attempts refused by the login throttle (config.login).
@@ -35,6 +36,7 @@ from typing import Any
 
 from mintroute import conf, reuse, sharing
 from sportsproxy.errors import SportsAPIError, SportsTimeout, SportsUnavailable
+from sportsproxy.service import ERROR_CODES
 
 logger = logging.getLogger(__name__)
 
@@ -101,10 +103,29 @@ def enabled() -> bool:
         return False
 
 
+# Every label value comes from a fixed set: a value outside it (a code the service made up) is counted as OTHER,
+# so nothing a caller or the service sends can grow the series without bound.
+OTHER = "other"
+OUTCOMES = frozenset(
+    {
+        *("minted", "reused", "shared", "ridden_through"),
+        *("not_authenticated", "csrf_failed", "forbidden", "bad_request", "method_not_allowed", "rate_limited"),
+        *("upstream_unauthorized", "upstream_error", "upstream_unavailable", "upstream_timeout"),
+        *("rate_limit_unavailable", "authentication_unavailable"),
+    }
+)
+RESULTS = frozenset({"ok", *ERROR_CODES, "timeout", "unavailable", "cancelled", "error"})
+
+
+def bounded(value: str, allowed: frozenset[str]) -> str:
+    """`value` when `allowed` holds it, else OTHER."""
+    return value if value in allowed else OTHER
+
+
 def count(outcome: str) -> None:
     """One answer of the route: its row's `error` code, or minted, reused, shared, ridden_through."""
     if enabled():
-        _quietly(lambda: _metrics().requests.labels(outcome=outcome).inc())
+        _quietly(lambda: _metrics().requests.labels(outcome=bounded(outcome, OUTCOMES)).inc())
 
 
 def count_login_throttled() -> None:
@@ -128,7 +149,7 @@ def upstream_call() -> Iterator[None]:
         raise
     finally:
         elapsed = time.perf_counter() - started
-        _quietly(lambda: _metrics().upstream.labels(result=result).observe(elapsed))
+        _quietly(lambda: _metrics().upstream.labels(result=bounded(result, RESULTS)).observe(elapsed))
 
 
 def upstream_result(error: BaseException) -> str:

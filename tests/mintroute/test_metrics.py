@@ -4,6 +4,7 @@ counted; nothing counted while SPORTS_METRICS is off."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -195,3 +196,26 @@ def test_site_mode_counts_the_one_mint_and_the_callers_it_served(settings: Any) 
         thread.join(timeout=30)
     assert statuses == [200] * 8
     assert answers.now() == {"minted": 1, "shared": 7}
+
+
+@pytest.mark.usefixtures("metrics_on")
+def test_a_code_the_service_made_up_is_counted_as_other(settings: Any) -> None:
+    """The labels come from fixed sets: an upstream's own error code (any text) is `other`, never a new series."""
+    from tests.mintroute.conftest import logged_in_browser, post_token
+    from tests.upstreams import fake_upstream, http_response
+
+    def made_up(request: bytes) -> bytes:
+        asked = json.loads(request)
+        error = {"code": "quota_of_the_moon_\u2603", "message": "no"}
+        return http_response(json.dumps({"jsonrpc": "2.0", "id": asked["id"], "error": error}).encode())
+
+    timed = Delta(UPSTREAM, "result")
+    answers = Delta(REQUESTS, "outcome")
+    with fake_upstream(made_up) as base_url:
+        settings.SPORTS_TRANSPORT, settings.SPORTS_BASE_URL = "http", base_url
+        settings.SPORTS_API_KEY = "sk_test_" + "m" * 40
+        assert post_token(logged_in_browser()).status_code == 502
+    assert timed.now() == {"other": 1}
+    assert answers.now() == {"upstream_error": 1}
+    assert metrics.bounded("upstream_error", metrics.OUTCOMES) == "upstream_error"
+    assert metrics.bounded("anything else", metrics.OUTCOMES) == "other"
