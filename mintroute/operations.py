@@ -24,7 +24,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_safe
 
 from mintroute import conf, metrics
-from mintroute.ratelimits import client_address
+from mintroute.ratelimits import client_address, relayed_without_its_client
 from mintroute.readiness import RETRY_AFTER_SECONDS, readiness
 
 logger = logging.getLogger(__name__)
@@ -73,6 +73,8 @@ def may_read_metrics(request: HttpRequest) -> bool:
         return False
     if proxies == 0 and any(request.META.get(header) for header in FORWARDING_HEADERS):
         return False  # relayed by a proxy this site does not trust: the caller's address is unknown
+    if relayed_without_its_client(request):
+        return False  # a trusted proxy that did not say whom it relays for: unknown, so not allowed
     address = client_address(request)
     return address is not None and any(address in network for network in allowed)
 

@@ -119,6 +119,14 @@ def client_address(request: HttpRequest) -> ipaddress.IPv4Address | ipaddress.IP
     return parsed
 
 
+def relayed_without_its_client(request: HttpRequest) -> bool:
+    """True when a trusted proxy relayed the request with fewer X-Forwarded-For entries than
+    SPORTS_TRUSTED_PROXY_COUNT: the client is unknown (the limits count it by the proxy's address)."""
+    proxies = conf.trusted_proxy_count()
+    peer = str(request.META.get("REMOTE_ADDR", ""))
+    return proxies > 0 and _is_trusted_proxy(peer) and _forwarded_for(request, proxies) is None
+
+
 def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
     try:
         return ipaddress.ip_address(text)

@@ -201,6 +201,20 @@ def test_a_request_relayed_by_an_untrusted_proxy_is_not_loopback(settings: Any) 
 
 
 @pytest.mark.usefixtures("metrics_on")
+def test_a_trusted_proxy_that_does_not_say_whom_it_relays_for_fails_closed(settings: Any) -> None:
+    """Fewer X-Forwarded-For entries than SPORTS_TRUSTED_PROXY_COUNT: the client is unknown, so not allowed
+    (a scraper on the proxy's own machine uses SPORTS_METRICS_TOKEN)."""
+    settings.SPORTS_TRUSTED_PROXY_COUNT = 1
+    assert get("/metrics", REMOTE_ADDR="127.0.0.1").status_code == 404
+    assert get("/metrics", REMOTE_ADDR="127.0.0.1", HTTP_X_REAL_IP="127.0.0.1").status_code == 404
+    settings.SPORTS_TRUSTED_PROXY_COUNT = 2
+    assert get("/metrics", REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_FOR="127.0.0.1").status_code == 404
+    assert get("/metrics", REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_FOR="127.0.0.1, 10.0.0.2").status_code == 200
+    settings.SPORTS_METRICS_TOKEN = TOKEN
+    assert get("/metrics", REMOTE_ADDR="127.0.0.1", HTTP_AUTHORIZATION=f"Bearer {TOKEN}").status_code == 200
+
+
+@pytest.mark.usefixtures("metrics_on")
 def test_site_mode_shows_the_site_tokens_age_and_life_left(settings: Any, site_key: str) -> None:
     from tests.mintroute.conftest import logged_in_browser, post_token
 

@@ -51,6 +51,7 @@ def node() -> Iterator[Cluster]:
         DJANGO_SETTINGS_MODULE="tests.production.basic_auth_settings",
         SPORTS_TRUSTED_PROXY_COUNT="1",
         SPORTS_TRUSTED_PROXIES=f"{NGINX_ADDRESS}/32",
+        SPORTS_METRICS="1",  # served to loopback clients only (the default SPORTS_METRICS_ALLOW)
     )
     try:
         running.start(events_in=(False,))  # one node: one gunicorn worker of 100 threads
@@ -194,3 +195,14 @@ def test_basic_passwords_at_the_route_are_throttled(node: Cluster, proxy: str, s
     assert 1 <= int(refused.headers["Retry-After"]) <= MINUTE
     assert refused.headers["Cache-Control"] == "no-store"
     assert log_in_from(node.urls[0], attacker, PASSWORD) == 429  # the forms share the count
+
+
+def test_metrics_fail_closed_where_the_proxy_names_no_client(node: Cluster, proxy: str) -> None:
+    """A request from the trusted proxy's address without X-Forwarded-For (nginx passing only X-Real-IP) came
+    from an unknown client: /metrics is 404, as for any client not allowed. Through the documented nginx, a
+    loopback client is itself, and allowed."""
+    (client,) = fresh_addresses(1)
+    with client_from(proxy, client) as through_nginx:
+        assert through_nginx.get("/metrics").status_code == 200
+    unnamed = httpx2.get(f"{node.urls[0]}/metrics", headers={"X-Real-IP": "203.0.113.9"}, timeout=10)
+    assert unnamed.status_code == 404
