@@ -3,7 +3,8 @@
 Three checks, each the dependency the route needs: `database` (authentication reads it), `cache`
 (the rate limits count there; checked when it is Redis: a per-process cache cannot be down) and
 `service` (a plain GET of SPORTS_BASE_URL's origin: any HTTP answer below 500 is an answer; asked
-at most once per SERVICE_INTERVAL per process, so a fleet of probes never becomes load on it).
+at most once per SERVICE_INTERVAL per process, and the stores at most once per STORE_INTERVAL, so a fleet of
+probes never becomes load on any of them: a probe within the interval reads the last run's report).
 Each state is one word: `ok`, `unavailable` (refused, failed, or answered 5xx) or `timeout` (no
 answer within the bound); never a host name, a secret or a traceback: the detail goes to the log,
 once per change of state.
@@ -37,6 +38,9 @@ CHECK_SECONDS = 1.5  # every check together: /readyz answers within 2 s, whateve
 CONNECT_SECONDS = 2  # each run's own bound (libpq's connect_timeout takes whole seconds, 2 at least)
 SERVICE_SECONDS = 1.0  # the GET of the service's origin, per phase (connect, read)
 SERVICE_INTERVAL = 10.0  # the service is asked at most once per this many seconds per process
+# The stores are asked at most once a second per process: probes within it share that run's report, so a
+# fleet of probes opens at most one database and one Redis connection a second per process.
+STORE_INTERVAL = 1.0
 RETRY_AFTER_SECONDS = 5
 
 OK, UNAVAILABLE, TIMEOUT = "ok", "unavailable", "timeout"
@@ -160,8 +164,8 @@ def probe_service() -> None:
         raise ConnectionError(f"the service answered {answer.status_code}")
 
 
-DATABASE = Check("database", probe_database)
-CACHE = Check("cache", probe_cache)
+DATABASE = Check("database", probe_database, interval=STORE_INTERVAL)
+CACHE = Check("cache", probe_cache, interval=STORE_INTERVAL)
 SERVICE = Check("service", probe_service, interval=SERVICE_INTERVAL)
 
 

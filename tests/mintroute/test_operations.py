@@ -146,6 +146,23 @@ def test_the_service_is_asked_at_most_once_per_10_s(settings: Any, fresh_checks:
         service.close()
 
 
+def test_probes_within_a_second_share_one_run_of_the_database_check(
+    monkeypatch: pytest.MonkeyPatch, fresh_checks: ManualClock
+) -> None:
+    runs: list[float] = []
+
+    def counted() -> None:
+        runs.append(readiness.monotonic())
+        readiness.probe_database()
+
+    monkeypatch.setattr(readiness, "DATABASE", readiness.Check("database", counted, readiness.STORE_INTERVAL))
+    assert [get("/readyz").status_code for _ in range(30)] == [200] * 30
+    assert len(runs) == 1
+    fresh_checks.advance(1)
+    assert get("/readyz").status_code == 200
+    assert len(runs) == 2  # the next second, one more run
+
+
 # --- /metrics -------------------------------------------------------------------------------------
 
 

@@ -28,6 +28,7 @@ class TcpProxy:
         self._listener: socket.socket | None = None
         self._acceptor: threading.Thread | None = None
         self._silent = threading.Event()
+        self.accepted = 0  # connections accepted since the start: how many the server opened
 
     def silence(self) -> None:
         """Accept new connections and never answer them (open ones keep forwarding)."""
@@ -71,6 +72,7 @@ class TcpProxy:
                 continue
             except OSError:
                 return
+            self.accepted += 1
             if self._silent.is_set():
                 with self._lock:
                     self._sockets.add(client)  # held open, never read or answered; closed by cut()

@@ -21,6 +21,7 @@ from typing import Any
 import httpx2
 import psycopg
 import pytest
+import redis
 import yaml
 
 from sportsproxy.testing import SportsSandbox, start_sandbox
@@ -326,3 +327,23 @@ def test_metrics_stay_404_for_a_stranger_and_with_a_wrong_token(operated: Operat
     relayed = httpx2.get(f"{operated.url}/metrics", headers={"X-Forwarded-For": "198.51.100.1"}, timeout=10)
     assert relayed.status_code == 404
     assert "sports_token" not in relayed.text  # loopback itself may read it: every test above did
+
+
+def test_a_hundred_probes_a_second_open_at_most_one_store_connection_a_second_per_worker(operated: Operated) -> None:
+    """/readyz is no load source: within a second every probe of a worker reads the same run of each store check."""
+    probes_per_second, seconds = 100, 3
+    redis_client = redis.Redis.from_url(operated.redis.url)
+    redis_before = int(redis_client.info("stats")["total_connections_received"])
+    database_before = operated.database.accepted
+    with httpx2.Client(base_url=operated.url, timeout=WITHIN_SECONDS + 1) as prober:
+        started = time.monotonic()
+        for number in range(probes_per_second * seconds):
+            time.sleep(max(0.0, started + number / probes_per_second - time.monotonic()))
+            assert prober.get("/readyz").status_code == 200
+        elapsed = time.monotonic() - started
+    redis_opened = int(redis_client.info("stats")["total_connections_received"]) - redis_before
+    database_opened = operated.database.accepted - database_before
+    bound = operated.node.workers * (elapsed + 1)  # one a second per worker, and the second under way
+    assert database_opened <= bound, (database_opened, elapsed)
+    assert redis_opened <= bound, (redis_opened, elapsed)
+    redis_client.close()
