@@ -7,8 +7,10 @@ on refuses the start (`manage.py runserver` is the development server). With deb
 - The site's HTTP: gunicorn with threaded WSGI workers on `HOST` (config/gunicorn.conf.py).
 - With the sandbox mounted (`SPORTS_SANDBOX`), its WebSocket too: uvicorn serving only the
   socket (config/socket_asgi.py: any other request is 404), on `SPORTS_SANDBOX_WS_HOST` (default:
-  `HOST`'s port plus one), with as many worker processes. The page learns the address from
-  `SPORTS_PUBLIC_WS_URL`, which is set for it when the environment does not.
+  `HOST`'s port plus one), with as many worker processes. The page opens the socket at its own
+  origin's `/sdk/v1/ws` (`wss:` under HTTPS), which the proxy in front routes to this server
+  (docs/embedded-sandbox.md), unless `SPORTS_PUBLIC_WS_URL` names another address: never this
+  server's own address, which a visitor's browser would look for on the visitor's machine.
 
 Both servers believe forwarded headers only from `SPORTS_TRUSTED_PROXIES`, as the route's limits do
 (their FORWARDED_ALLOW_IPS is set from it), and uvicorn reads X-Forwarded-For only with
@@ -116,8 +118,7 @@ def plan(environment: dict[str, str], sandbox: bool, proxies: Proxies = Proxies(
     if not sandbox:
         return [(http_command(), environment)]
     address = socket_address(environment)
-    page = {"SPORTS_PUBLIC_WS_URL": environment.get("SPORTS_PUBLIC_WS_URL") or f"ws://{address}/sdk/v1/ws"}
-    return [(http_command(), {**environment, **page}), (socket_command(address, environment, proxies), environment)]
+    return [(http_command(), environment), (socket_command(address, environment, proxies), environment)]
 
 
 def proxies_of_the_settings() -> Proxies:

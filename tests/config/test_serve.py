@@ -22,14 +22,16 @@ def test_without_the_sandbox_only_gunicorn_serves() -> None:
     assert "SPORTS_PUBLIC_WS_URL" not in environment
 
 
-def test_with_the_sandbox_uvicorn_serves_its_socket_on_the_next_port_and_the_page_is_told() -> None:
+def test_with_the_sandbox_uvicorn_serves_its_socket_on_the_next_port_and_the_page_looks_at_its_origin() -> None:
     (http, http_environment), (socket, _) = serve.plan({"HOST": "127.0.0.1:9000"}, sandbox=True)
     assert http[2] == "gunicorn"
     assert socket[2:4] == ["uvicorn", "config.socket_asgi:application"]  # the socket, and nothing else
     assert socket[socket.index("--port") + 1] == "9001"
     assert socket[socket.index("--ws-per-message-deflate") + 1] == "false"
     assert socket[socket.index("--ws-max-size") + 1] == "65536"  # the contract's frame cap (1009 above it)
-    assert http_environment["SPORTS_PUBLIC_WS_URL"] == "ws://127.0.0.1:9001/sdk/v1/ws"
+    # Never the socket server's own address: a visitor's browser would look for it on the visitor's machine.
+    # The page opens its own origin's /sdk/v1/ws, which the proxy routes here (tests/config/test_service_addresses.py).
+    assert "SPORTS_PUBLIC_WS_URL" not in http_environment
 
 
 def test_a_socket_address_and_public_url_from_the_environment_win() -> None:
@@ -108,7 +110,7 @@ def test_the_socket_server_listens_on_loopback_unless_configured() -> None:
     (_, http_environment), (socket, _) = serve.plan({"HOST": "0.0.0.0:9000"}, sandbox=True)
     assert socket[socket.index("--host") + 1] == "127.0.0.1"
     assert socket[socket.index("--port") + 1] == "9001"
-    assert http_environment["SPORTS_PUBLIC_WS_URL"] == "ws://127.0.0.1:9001/sdk/v1/ws"
+    assert "SPORTS_PUBLIC_WS_URL" not in http_environment
     ((_, _), (configured, _)) = serve.plan({"HOST": "0.0.0.0:9000", "SPORTS_SANDBOX_WS_HOST": "[::]:7000"}, True)
     assert configured[configured.index("--host") + 1] == "[::]"  # configured: any address
 
