@@ -1,4 +1,8 @@
-"""The demo page, its server-rendered panel, and the demo-only "expire my token" helper."""
+"""The demo page, its server-rendered panel, and the demo-only "expire my token" helper.
+
+The two HTML views answer 503 while a store they read is down (config/unavailable.py), and what they
+render for the logged-in user is `Cache-Control: private, no-store`; the helper answers its own JSON.
+"""
 
 from __future__ import annotations
 
@@ -6,26 +10,36 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ImproperlyConfigured
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_POST, require_safe
 
 from config import browser_client
 from config.csp import content_security_policy
 from config.demo.mode import is_demo
+from config.unavailable import fails_politely
 from mintroute import RouteError, enforce_rate_limit, login_of, remembered_token
 from sportsproxy.django.shared import get_client
 from sportsproxy.errors import SportsError
 from sportsproxy.service import SPORTS
 
 
+def kept_by_no_cache(response: HttpResponse) -> HttpResponse:
+    """A page of the user's: no shared or browser cache keeps it."""
+    patch_cache_control(response, private=True, no_store=True)
+    return response
+
+
+@fails_politely
 @login_required
 @require_safe
 @content_security_policy
 def page(request: HttpRequest) -> HttpResponse:
     """The demo page: the browser client minting, calling and subscribing, beside a server-rendered panel."""
     client_config = {**browser_client.client_config(), "debugHelpers": is_demo()}  # "expire my token": the demo only
-    return render(request, "demo/page.html", {"client_config": client_config, "sports": SPORTS})
+    return kept_by_no_cache(render(request, "demo/page.html", {"client_config": client_config, "sports": SPORTS}))
 
 
+@fails_politely
 @login_required
 @require_safe
 def server_matches(request: HttpRequest) -> HttpResponse:
@@ -41,14 +55,14 @@ def server_matches(request: HttpRequest) -> HttpResponse:
         refused = render(request, "demo/server_matches.html", {"error": refusal.message}, status=refusal.status_code)
         for name, value in refusal.headers.items():
             refused[name] = value
-        return refused
+        return kept_by_no_cache(refused)
     sports = [sport for sport in request.GET.getlist("sports") if sport] or None  # the service validates them
     context: dict[str, object] = {"sports": sports}
     try:
         context["page"] = get_client().matches.list(sports=sports, limit=8)
     except (SportsError, ImproperlyConfigured) as error:
         context["error"] = f"The server could not list matches: {error}"
-    return render(request, "demo/server_matches.html", context)
+    return kept_by_no_cache(render(request, "demo/server_matches.html", context))
 
 
 @login_required
