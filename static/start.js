@@ -2,7 +2,7 @@
 // and their live events over the service's socket. Every text from the service is set as textContent.
 
 import { pageClient } from "./page-client.js";
-import { CLOSE, ERROR, STATE } from "./sports/constants.js";
+import { ERROR, STATE } from "./sports/constants.js";
 import { AuthEndpointError, RpcError } from "./sports/sports-client.js";
 
 const $ = (id) => document.getElementById(id);
@@ -50,23 +50,19 @@ const STATE_WORDS = {
   [STATE.CONNECTING]: "Connecting…",
   [STATE.OPEN]: "Live",
   [STATE.RECONNECTING]: "Reconnecting…",
+  [STATE.LIMITED]: "Too many live connections for this account; retrying…",
   [STATE.UNAUTHORIZED]: "Signed out — log in again",
   [STATE.CLOSED]: "Disconnected",
 };
-const SOCKET_LIMIT_WORDS = "Too many live connections for this account; retrying…";
-
-/** What the raw state does not say: the browser is offline, or the service refused the socket (4429). */
-const connection = { offline: !navigator.onLine, socketLimit: false };
-
 /**
- * The service refused a socket for the account's connection limit: close code 4429, or the
- * `rate_limited` answer to `auth` that comes before it. The client reports either as an "error"
- * event with an RpcError `rate_limited` while no socket is open, and keeps retrying on its own.
+ * State "limited": the service refused the socket for the account's limits (close code 4429), and the
+ * client retries on its own. Its `rate_limited` answer names the limit: the account's connections
+ * (the state's own words), or its requests per minute.
  */
-function isSocketLimit(error) {
-  if (!(error instanceof RpcError) || error.code !== ERROR.RATE_LIMITED) return false;
-  return error.data?.closeCode === CLOSE.RATE_LIMITED || error.data?.limit === "connections" || client.state !== STATE.OPEN;
-}
+const LIMIT_WORDS = { requests_per_minute: "Too many requests for this account right now; retrying…" };
+
+/** What the raw state does not say: the browser is offline, or which limit the service named. */
+const connection = { offline: !navigator.onLine, limit: null };
 
 function showConnection() {
   const state = client.state;
@@ -74,9 +70,9 @@ function showConnection() {
   const wanted = state !== STATE.UNAUTHORIZED && state !== STATE.CLOSED;
   let words = STATE_WORDS[state] ?? state;
   let reason = null;
-  if (state === STATE.OPEN) connection.socketLimit = false;
+  if (state !== STATE.LIMITED) connection.limit = null;
   if (wanted && connection.offline) [words, reason] = ["Offline — waiting for the network", "offline"];
-  else if (wanted && connection.socketLimit) [words, reason] = [SOCKET_LIMIT_WORDS, "socket-limit"];
+  else if (state === STATE.LIMITED) [words, reason] = [LIMIT_WORDS[connection.limit] ?? words, "socket-limit"];
   badge.dataset.state = state; // the client's own word, for scripts and styles
   if (reason) badge.dataset.reason = reason;
   else delete badge.dataset.reason;
@@ -90,8 +86,8 @@ client.on("state", (state) => {
 });
 
 client.on("error", (error) => {
-  if (isSocketLimit(error)) {
-    connection.socketLimit = true;
+  if (client.state === STATE.LIMITED && error instanceof RpcError && error.code === ERROR.RATE_LIMITED) {
+    connection.limit = error.data?.limit ?? null; // the answer comes just after the state
     showConnection();
   } else if (error instanceof RpcError && error.code === ERROR.RATE_LIMITED && error.data?.limit === "subscriptions") {
     $("events-note").textContent = "Too many live subscriptions for this account; retrying…";

@@ -267,7 +267,7 @@ def test_the_services_refusal_of_the_socket_4429_is_said_in_words(
     state = page.locator("#connection-state")
     expect(state).to_have_text(SOCKET_LIMIT_WORDS)
     expect(state).to_have_attribute("data-reason", "socket-limit")
-    expect(state).to_have_attribute("data-state", "reconnecting")  # the client's own word, and it retries
+    expect(state).to_have_attribute("data-state", "limited")  # the client's own word, and it retries
     expect(rows(page)).to_have_count(10)  # the matches come over HTTP all the same
     page.close()
 

@@ -94,6 +94,20 @@ async function page(): Promise<void> {
 
   const stop = client.on("state", (state: ConnectionState) => void state);
   stop();
+  // Every state, "limited" (the service refused the socket for the account's limits) among them: a page's words for each.
+  const stateWords: Record<ConnectionState, string> = {
+    idle: "Connecting",
+    connecting: "Connecting",
+    open: "Live",
+    reconnecting: "Reconnecting",
+    limited: "Too many live connections for this account",
+    unauthorized: "Signed out",
+    closed: "Disconnected",
+  };
+  void stateWords[client.state];
+  // @ts-expect-error: not a state of the client
+  const notAState: ConnectionState = "throttled";
+  void notAState;
   client.on("token", ({ expiresAt, reason, fingerprint }) => void [expiresAt, reason, fingerprint]);
   client.on("error", (error) => {
     if (error instanceof AuthEndpointError && error.final) location.reload();

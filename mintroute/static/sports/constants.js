@@ -48,6 +48,8 @@ export const STATE = Object.freeze({
   CONNECTING: "connecting",
   OPEN: "open",
   RECONNECTING: "reconnecting",
+  /** The service refused the socket for the account's limits (close code 4429): retrying on the backoff. */
+  LIMITED: "limited",
   UNAUTHORIZED: "unauthorized",
   CLOSED: "closed",
 });

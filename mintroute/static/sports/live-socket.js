@@ -3,7 +3,8 @@
  * after every refresh, reconnects with backoff after a drop and restores the subscriptions.
  *
  * It gives up where retrying cannot help (auth refused twice in a row, close codes 1008 and 4403),
- * waits as long as the service asks (retryAfter), waits for the network while the page is offline,
+ * waits as long as the service asks (retryAfter), says "limited" while the service refuses the
+ * socket for the account's limits (4429), waits for the network while the page is offline,
  * and treats a socket that has been silent for 60 s as dead. Only the current Connection is
  * listened to; a superseded one is closed and ignored.
  */
@@ -25,7 +26,10 @@ const FINAL_CLOSE_CODES = new Set([CLOSE.POLICY_VIOLATION, CLOSE.FORBIDDEN]);
 const CREDENTIAL_ENDED = new Set([NOTIFICATION.AUTH_EXPIRED, NOTIFICATION.AUTH_REVOKED]);
 /** The states in which the page wants a socket: the client connects, and reconnects after a drop. */
 /** @type {Set<string>} */
-const WANTED_STATES = new Set([STATE.CONNECTING, STATE.OPEN, STATE.RECONNECTING]);
+const WANTED_STATES = new Set([STATE.CONNECTING, STATE.OPEN, STATE.RECONNECTING, STATE.LIMITED]);
+/** The states between two attempts: a timer (or the network coming back) starts the next one. */
+/** @type {Set<string>} */
+const RETRYING_STATES = new Set([STATE.RECONNECTING, STATE.LIMITED]);
 /** The server pings after 25 s of silence, so a minute without any frame means a dead socket. */
 const SILENCE_LIMIT_MS = 60_000;
 /** Refusals of a subscription that no retry can change. */
@@ -41,6 +45,9 @@ function rateLimitedClose(lastError) {
     closeCode: CLOSE.RATE_LIMITED,
   });
 }
+
+/** The service's rate_limited answer (an RpcError), as opposed to anything else an attempt can fail with. */
+const isRateLimited = (error) => error instanceof RpcError && error.code === ERROR.RATE_LIMITED;
 
 const offline = () =>
   new RpcError(ERROR.UNAVAILABLE, "The browser is offline; the client reconnects when it is back online.");
@@ -114,7 +121,7 @@ export class LiveSocket {
       this.#openWaiters.push({ resolve, reject });
       if (this.#wanted()) {
         // Offline, no attempt is scheduled; the page asking is reason enough to try.
-        if (!this.#online && this.#state === STATE.RECONNECTING && !this.#retryTimer) this.#retrySoon();
+        if (!this.#online && RETRYING_STATES.has(this.#state) && !this.#retryTimer) this.#retrySoon();
         return;
       }
       if (this.#state === STATE.UNAUTHORIZED) this.#startOver();
@@ -158,7 +165,7 @@ export class LiveSocket {
   /** The browser says the network is back: a reconnect waiting for its timer goes now. */
   wentOnline() {
     this.#online = true;
-    if (this.#state !== STATE.RECONNECTING || this.#connection || this.#attempting) return;
+    if (!RETRYING_STATES.has(this.#state) || this.#connection || this.#attempting) return;
     this.#retrySoon();
   }
 
@@ -336,14 +343,17 @@ export class LiveSocket {
     }
     if (refusal) return this.#refused(refusal, refusedToken);
     if (closeCode === CLOSE.RATE_LIMITED) error = rateLimitedClose(connection.lastError);
-    if (error && !wasOpen) return this.#attemptFailed(error);
+    // The service refused the socket for the account's limits: `auth` answered rate_limited (the
+    // connections or the requests per minute), or the 4429 close that follows it.
+    const retryState = closeCode === CLOSE.RATE_LIMITED || isRateLimited(error) ? STATE.LIMITED : STATE.RECONNECTING;
+    if (error && !wasOpen) return this.#attemptFailed(error, retryState);
     if (error) this.#schedule.deferFor(error);
     if (!wasOpen) {
       const message = `The WebSocket closed before it was authenticated (code ${closeCode}).`;
       return this.#attemptFailed(new RpcError(ERROR.UNAVAILABLE, message, { closeCode }));
     }
     this.#renewal = { reason: REASON.RECONNECT, from: this.#socketToken };
-    this.#scheduleRetry();
+    this.#scheduleRetry(retryState);
   }
 
   /**
@@ -357,10 +367,11 @@ export class LiveSocket {
     this.#scheduleRetry();
   }
 
-  #attemptFailed(error) {
+  /** @param {unknown} error @param {ConnectionState} retryState "reconnecting", or "limited" (4429) */
+  #attemptFailed(error, retryState = STATE.RECONNECTING) {
     this.#schedule.deferFor(error);
     this.#rejectWaiters(error);
-    this.#scheduleRetry();
+    this.#scheduleRetry(retryState);
     this.#events.onError(error); // last: a listener may close() the client
   }
 
@@ -381,9 +392,10 @@ export class LiveSocket {
     this.#subscriptions.failUnconfirmed(error);
   }
 
-  #scheduleRetry() {
+  /** @param {ConnectionState} retryState */
+  #scheduleRetry(retryState = STATE.RECONNECTING) {
     this.#subscriptions.detachAll();
-    this.#setState(STATE.RECONNECTING);
+    this.#setState(retryState);
     if (!this.#wanted()) return; // a state listener closed the client
     if (!this.#online) return this.#rejectWaiters(offline()); // wentOnline() schedules the attempt
     this.#retryTimer = this.#timers.after(this.#schedule.nextDelayMs(), () => this.#attemptNow());

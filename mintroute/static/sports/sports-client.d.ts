@@ -88,7 +88,21 @@ export interface TokenResponse {
 /** Why a token is being fetched; sent to the mint route as the body {"reason": ...}. */
 export type TokenReason = "initial" | "refresh" | "reconnect" | "unauthorized";
 
-export type ConnectionState = "idle" | "connecting" | "open" | "reconnecting" | "unauthorized" | "closed";
+/**
+ * "reconnecting": the socket dropped or an attempt failed; the client tries again on its backoff.
+ * "limited": the service refused the socket for the account's limits (its `auth` answered
+ * `rate_limited`, close code 4429; the "error" event carries the answer, `data.limit` is
+ * "connections" when the account holds all its sockets); the client tries again on its backoff,
+ * no sooner than the answer's `retryAfter`. "unauthorized": refused for good until connect().
+ */
+export type ConnectionState =
+  | "idle"
+  | "connecting"
+  | "open"
+  | "reconnecting"
+  | "limited"
+  | "unauthorized"
+  | "closed";
 
 export type Sport = "football" | "basketball" | "tennis" | "ice-hockey" | "baseball" | "esports" | (string & {});
 

@@ -219,7 +219,7 @@ export class SportsClient {
     this.#window?.addEventListener?.("offline", this.#onOffline);
   }
 
-  /** "idle" | "connecting" | "open" | "reconnecting" | "unauthorized" | "closed" */
+  /** "idle" | "connecting" | "open" | "reconnecting" | "limited" | "unauthorized" | "closed" */
   get state() {
     return this.#live.state;
   }
