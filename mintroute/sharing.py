@@ -16,6 +16,11 @@ the holder's flight runs as a task of its own that its caller awaits shielded, s
 its token (or its failure) lands for the others. Under WSGI nothing cancels a view; whatever else
 ends a mint (an exception that is not an Exception) makes the renewer release the lock at once.
 
+The site's token only moves forward: a flight stores its token unless the cache holds one that expires
+later, and releases or renews its lock only while the lock is still its own, each as one step on the
+cache (mintroute.cache_steps). A holder held up past its token's half-life answers the site's fresher
+token, or 504, never less than the half-life rule allows.
+
 `reason: "unauthorized"` replaces the site's token; for REPLACEMENT_WINDOW after a replacement,
 other `unauthorized` callers get the replacement instead of minting again.
 
@@ -50,6 +55,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.utils.crypto import salted_hmac
 
 from mintroute import reuse
+from mintroute.cache_steps import delete_if, extend_if, set_if_later
 from mintroute.errors import RouteError
 from sportsproxy.django import conf as sdk_conf
 from sportsproxy.service import longest_call_seconds
@@ -117,8 +123,7 @@ class Lease:
     longest: float  # seconds: the longest a mint can take, so the longest a live holder renews
 
     def renew(self) -> None:
-        if self.cache.get(self.key) == self.flight:
-            self.cache.touch(self.key, LEASE_SECONDS)
+        extend_if(self.cache, self.key, self.flight, LEASE_SECONDS)  # only the holder's own lease, in one step
 
     def release(self) -> None:
         _release(self.key, self.flight, self.cache)
@@ -334,9 +339,16 @@ def _fly(ttl: int, reason: str | None, keys: _Keys, lease: Lease) -> Plan:
         raise
     record = _record(minted, ttl, replacement=reason == "unauthorized")
     if record is not None:  # nothing after the mint may cost the token: a failed store only logs
-        yield from _quietly(Store(partial(_cache().set, keys.token, record, ttl)))
+        yield from _quietly(Store(partial(_store, keys.token, record, ttl)))
     yield from _quietly(Store(lease.release))
-    return minted
+    if record is None or _fresh(record):
+        return minted
+    # This holder was held up (paused, swapped out) past its token's half-life: the site's token, if
+    # a later flight stored a fresh one, else no token rather than one with less than its rules allow.
+    current = yield Store(partial(_read, keys.token))
+    if _serves(current, None):
+        return current.answer()
+    raise RouteError(504, "upstream_timeout", "The token this site minted arrived too late to hand out. Retry.")
 
 
 def _wait_for(
@@ -420,17 +432,33 @@ def _read(key: str) -> SiteToken | None:
 
 
 def _record(minted: dict[str, str], ttl: int, *, replacement: bool) -> dict[str, Any] | None:
+    """What the cache keeps of a token: `mintedAt` is when the service minted it (its expiry less its ttl),
+    whenever the record is made."""
     try:
-        datetime.fromisoformat(minted["expiresAt"])
+        expires_at = datetime.fromisoformat(minted["expiresAt"])
     except (KeyError, TypeError, ValueError):
         return None
-    return {**minted, "ttl": ttl, "mintedAt": reuse.now().isoformat(), "replacement": replacement}
+    minted_at = expires_at - timedelta(seconds=ttl)
+    return {**minted, "ttl": ttl, "mintedAt": minted_at.isoformat(), "replacement": replacement}
+
+
+def _fresh(record: dict[str, Any]) -> bool:
+    """Whether a token just recorded still has more than half its ttl left."""
+    left = datetime.fromisoformat(record["expiresAt"]) - reuse.now()
+    return left > timedelta(seconds=record["ttl"] / 2)
+
+
+def _store(key: str, record: dict[str, Any], ttl: int) -> bool:
+    """Keep `record` as the site's token unless the cache holds one that expires later: the site's token
+    only moves forward, whichever flight lands last. Of two that expire together (minted in the same
+    second), a replacement (reason "unauthorized") wins: the other is the token the service refused."""
+    expires = int(datetime.fromisoformat(record["expiresAt"]).timestamp() * 1000)
+    return set_if_later(_cache(), key, record, expires * 2 + int(record["replacement"]), ttl)
 
 
 def _release(lock: str, flight: str, cache: BaseCache) -> None:
-    """Drop the lock if it is still this flight's (it may have expired and been taken since)."""
-    if cache.get(lock) == flight:
-        cache.delete(lock)
+    """Drop the lock if it is still this flight's (it may have expired and been taken since), in one step."""
+    delete_if(cache, lock, flight)
 
 
 def _cache() -> BaseCache:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pickle
 import secrets
 import signal
 import socket
@@ -18,6 +19,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx2
@@ -387,3 +389,49 @@ def _quietly(call: Callable[[], object]) -> None:
     """Run `call`, ignoring the broken connection of a process killed under it."""
     with contextlib.suppress(httpx2.HTTPError):
         call()
+
+
+def stored_site_token() -> dict[str, object]:
+    """The site's token as the shared cache holds it (Django pickles what it stores)."""
+    client = redis.Redis.from_url(REDIS_URL)
+    (key,) = [key for key in client.keys("*mintroute:site-token:*") if not key.endswith((b":lock", b":order"))]
+    value = client.get(key)
+    assert value is not None
+    stored: dict[str, object] = pickle.loads(value)  # noqa: S301 - what this test's own site wrote
+    return stored
+
+
+def test_a_holder_paused_past_its_lease_never_overwrites_a_newer_token(database: Path) -> None:
+    """A gunicorn worker stopped (SIGSTOP) mid-mint, holding the lock, past its lease: another flight mints
+    and stores a later token; the resumed holder, its older token in hand, leaves the newer one in place,
+    and what it answers has more than half its life. mintedAt is when the service minted, not when stored."""
+    service = CountingService(delay=0.4)  # under SPORTS_TIMEOUT: the paused mint still succeeds
+    site = Site("site", database, service)
+    try:
+        site.start()
+        held: list[httpx2.Response] = []
+        holder = threading.Thread(target=lambda: held.append(site.mint(0, node=0, timeout=40)), daemon=True)
+        holder.start()
+        wait_for(lambda: service.requests == 1, "the holder's mint reached the service")
+        (worker,) = gunicorn_workers(site)
+        os.kill(worker, signal.SIGSTOP)
+        try:
+            time.sleep(LEASE_SECONDS + 2)  # the lease, unrenewed, expires
+            service.delay = 0
+            newer = site.mint(1, node=1, timeout=20)
+            assert newer.status_code == 200, newer.text
+        finally:
+            os.kill(worker, signal.SIGCONT)
+        holder.join(timeout=30)
+        assert [answer.status_code for answer in held] == [200]
+        assert service.mints == 2
+        stored = stored_site_token()
+        assert stored["token"] == newer.json()["token"]  # not the resumed holder's older one
+        minted_at = datetime.fromisoformat(str(stored["mintedAt"]))
+        assert minted_at == datetime.fromisoformat(str(stored["expiresAt"])) - timedelta(seconds=int(stored["ttl"]))
+        left = datetime.fromisoformat(held[0].json()["expiresAt"]) - datetime.now(UTC)
+        assert left > timedelta(seconds=int(stored["ttl"]) / 2)
+    finally:
+        site.stop()
+        service.close()
+        redis.Redis.from_url(REDIS_URL).flushdb()
