@@ -3,11 +3,12 @@
 Everything comes from the environment: `HOST` (127.0.0.1:8000), `WEB_CONCURRENCY` (one worker
 process per core), `WEB_THREADS` (threads per worker), `FORWARDED_ALLOW_IPS` (the proxies in front:
 config/serve.py sets it from SPORTS_TRUSTED_PROXIES, the list the site's limits believe).
-With metrics on, config/serve.py sets PROMETHEUS_MULTIPROC_DIR, and `child_exit` tells
-prometheus_client that a worker is gone, as the library's multiprocess mode asks.
+With metrics on, config/serve.py sets PROMETHEUS_MULTIPROC_DIR, and `child_exit` folds a dead
+worker's files into the folder's archives (prometheus_client's multiprocess mode).
 """
 
 import os
+from pathlib import Path
 
 wsgi_app = "config.wsgi:application"
 bind = [os.environ.get("HOST") or "127.0.0.1:8000"]
@@ -39,8 +40,14 @@ def post_worker_init(worker: object) -> None:
 
 
 def child_exit(server: object, worker: object) -> None:
-    """A worker exited (stopped, restarted or killed): its live gauges go; its counts stay and still add up."""
-    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        from prometheus_client import multiprocess
+    """A worker exited (stopped, restarted or killed): its counts are added into the metrics folder's
+    archives and its files go (mintroute/metrics_folder.py), so the folder holds only the live workers'
+    files however often they restart. A failure is logged, never raised: it would stop the master."""
+    folder = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if folder:
+        from mintroute.metrics_folder import fold_dead_worker
 
-        multiprocess.mark_process_dead(worker.pid)  # type: ignore[attr-defined,no-untyped-call]
+        try:
+            fold_dead_worker(worker.pid, Path(folder))  # type: ignore[attr-defined]
+        except Exception:
+            server.log.exception("Could not fold the dead worker %s's metrics files", worker.pid)  # type: ignore[attr-defined]

@@ -18,7 +18,10 @@ Both servers believe forwarded headers only from `SPORTS_TRUSTED_PROXIES`, as th
 
 With SPORTS_METRICS on, the workers count in prometheus_client's multiprocess mode: a folder for
 their files (PROMETHEUS_MULTIPROC_DIR, or a new private one) is emptied before they start, so counts
-start from zero with each start, and the new folder is removed after they stop.
+start from zero with each start, and the new folder is removed after they stop. A folder the operator
+names must be the site's user's alone, as the sandbox's `--data` folder (sportsproxy/django/private_folder.py):
+owned by that user, not writable by group or others, and nothing inside a link, another user's file or
+writable by others; otherwise the start is refused with one sentence naming the entry.
 
 Before either starts, the deploy checks run (`manage.py check --deploy`): any error, such as
 a per-process rate-limit cache or a weak secret, refuses the start with its id and its fix.
@@ -39,6 +42,7 @@ from pathlib import Path
 from types import FrameType
 
 from mintroute.conf import DEFAULT_TRUSTED_PROXIES
+from sportsproxy.django.private_folder import PrivateFolderError, Wording, claim
 from sportsproxy.sandbox.conf import MAX_BODY_BYTES as MAX_MESSAGE_BYTES
 
 Process = tuple[list[str], dict[str, str]]  # a command and its environment
@@ -89,15 +93,27 @@ def socket_command(
 
 
 MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"  # prometheus_client's variable (mintroute/metrics.py)
+# The workers' counts are what /metrics serves: a folder the operator names must be the site's own.
+METRICS_FOLDER = Wording(name="metrics folder", harm="forge the site's counts", option=MULTIPROCESS_DIR)
+NO_SHARED_WRITE = 0o022  # added to the servers' umask with metrics on: their files stay the site's user's
+
+
+def claim_metrics_folder(environment: dict[str, str]) -> None:
+    """Refuse (PrivateFolderError) the operator's PROMETHEUS_MULTIPROC_DIR, made when missing, unless it and
+    everything in it is the site's user's alone: no link, nobody else's file, nothing group or others can write."""
+    named = environment.get(MULTIPROCESS_DIR)
+    if named:
+        claim(Path(named), METRICS_FOLDER)
 
 
 def metrics_folder(environment: dict[str, str]) -> tuple[Path, bool]:
-    """The workers' metrics folder, emptied, and whether this start made it (and removes it after)."""
+    """The workers' metrics folder, checked (`claim_metrics_folder`) and emptied, and whether this start
+    made it (and removes it after)."""
     named = environment.get(MULTIPROCESS_DIR)
     if not named:
         return Path(tempfile.mkdtemp(prefix="sports-metrics-")), True  # mode 0700
+    claim_metrics_folder(environment)
     folder = Path(named)
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     for stale in folder.glob("*.db"):  # the last run's counts: a new start counts from zero
         stale.unlink()
     return folder, False
@@ -163,7 +179,8 @@ def run(processes: list[Process]) -> int:
 
 
 def refusal() -> str | None:
-    """Why this environment must not serve (the deploy checks' errors, each with its id and fix), or None."""
+    """Why this environment must not serve (the deploy checks' errors, each with its id and fix; with
+    metrics on, an operator's metrics folder that is not the site's own), or None."""
     import django
     from django.core.exceptions import ImproperlyConfigured
     from django.core.management import call_command
@@ -178,7 +195,11 @@ def refusal() -> str | None:
         # Warnings are printed and served anyway; an error (a per-process rate-limit cache, a weak
         # secret, ...) stops the start, since every worker would serve it.
         call_command("check", deploy=True, fail_level="ERROR")
+        if settings.SPORTS_METRICS:
+            claim_metrics_folder(dict(os.environ))
     except ImproperlyConfigured as error:  # the settings say what is missing and how to set it
+        return str(error)
+    except PrivateFolderError as error:  # the sentence names the entry and what to do
         return str(error)
     except SystemCheckError as error:
         return f"fix the errors below and start again.\n{error}"
@@ -201,7 +222,11 @@ def main(arguments: list[str]) -> None:
     sandbox, proxies = bool(settings.SPORTS_SANDBOX), proxies_of_the_settings()
     if not settings.SPORTS_METRICS:
         sys.exit(run(plan(environment, sandbox=sandbox, proxies=proxies)))
-    folder, made = metrics_folder(environment)
+    try:
+        folder, made = metrics_folder(environment)
+    except PrivateFolderError as error:
+        sys.exit(f"make serve refuses to start: {error}")
+    os.umask(os.umask(0) | NO_SHARED_WRITE)  # the workers' files: never writable by group or others
     try:
         code = run(plan({**environment, MULTIPROCESS_DIR: str(folder)}, sandbox=sandbox, proxies=proxies))
     finally:

@@ -13,9 +13,10 @@ SPORTS_METRICS is on; `GET /metrics` (mintroute.operations) serves them.
 
 Across worker processes: gunicorn's workers are processes of their own, so each would count alone.
 prometheus_client's multiprocess mode keeps every worker's values in files under
-PROMETHEUS_MULTIPROC_DIR (config/serve.py makes and wipes it; config/gunicorn.conf.py tells the
-library when a worker dies), and /metrics adds them up, whichever worker answers: a worker's counts
-outlive it. Without that variable, one process counts in memory.
+PROMETHEUS_MULTIPROC_DIR (config/serve.py makes or checks it, and wipes it; config/gunicorn.conf.py
+folds a dead worker's files into an archive), and /metrics adds them up, whichever worker answers: a
+worker's counts outlive it. A file there that is not a metrics file is skipped and logged once
+(mintroute/metrics_folder.py). Without that variable, one process counts in memory.
 
 prometheus_client is imported only once metrics are on: a site without it works, and the check
 mintroute.E021 says to install the extra when SPORTS_METRICS asks for it. Counting never costs an
@@ -32,6 +33,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from mintroute import conf, reuse, sharing
@@ -184,12 +186,15 @@ def _quietly(action: Any) -> None:
 def exposition() -> tuple[bytes, str]:
     """Every metric in Prometheus's text format, and its content type: every worker's counts
     (multiprocess mode) or this process's, then the site's token read from the cache."""
-    from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest, multiprocess
+    from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
+
+    from mintroute.metrics_folder import Collector
 
     _metrics()  # the families exist before the first answer is counted
-    if os.environ.get(MULTIPROCESS_DIR):
+    folder = os.environ.get(MULTIPROCESS_DIR)
+    if folder:  # every worker's files, a file that is not one skipped (mintroute/metrics_folder.py)
         counted = CollectorRegistry()
-        multiprocess.MultiProcessCollector(counted)  # type: ignore[no-untyped-call]
+        counted.register(Collector(Path(folder)))
     else:
         counted = REGISTRY
     site = CollectorRegistry(auto_describe=False)

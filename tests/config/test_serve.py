@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import os
+import pwd
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from config import serve
+from sportsproxy.django.private_folder import PrivateFolderError
 
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]
 
@@ -133,3 +138,64 @@ def test_the_trusted_proxies_come_from_the_settings(settings: Any) -> None:
     assert serve.proxies_of_the_settings() == serve.Proxies("10.0.0.5/32,10.1.0.0/16,::1/128", True)
     settings.SPORTS_TRUSTED_PROXY_COUNT = 0
     assert not serve.proxies_of_the_settings().forwarded_for_read
+
+
+# --- an operator's metrics folder: the site's own, or no start -------------------------------------
+
+NOBODY = pwd.getpwnam("nobody").pw_uid
+
+
+def operators_folder(tmp_path: Path) -> Path:
+    named = tmp_path / "multiproc"
+    named.mkdir(mode=0o700)
+    (named / "counter_4242.db").write_bytes(b"an earlier run's counts")
+    return named
+
+
+def open_to_all(named: Path) -> str:
+    named.chmod(0o777)
+    return f"The metrics folder {named} is open to other users (mode 0777). Run `chmod go-w {named}`"
+
+
+def anothers_folder(named: Path) -> str:
+    os.chown(named, NOBODY, NOBODY)
+    return f"The metrics folder {named} belongs to another user (uid {NOBODY}): anyone who can write there"
+
+
+def a_link_inside(named: Path) -> str:
+    (named / "counter_77.db").symlink_to(named.parent / "elsewhere.db")
+    return f"{named / 'counter_77.db'} in the metrics folder is a symbolic link"
+
+
+def anothers_file_inside(named: Path) -> str:
+    planted = named / "counter_1.db"
+    planted.write_bytes(b"")
+    os.chown(planted, NOBODY, NOBODY)
+    return f"{planted} in the metrics folder belongs to another user (uid {NOBODY}), who could have planted it"
+
+
+def a_file_others_can_write(named: Path) -> str:
+    (named / "counter_4242.db").chmod(0o666)
+    return f"{named / 'counter_4242.db'} in the metrics folder is writable by other users (mode 0666)"
+
+
+@pytest.mark.parametrize(
+    "spoil", [open_to_all, anothers_folder, a_link_inside, anothers_file_inside, a_file_others_can_write]
+)
+def test_an_operators_metrics_folder_that_is_not_the_sites_own_is_refused(
+    tmp_path: Path, spoil: Callable[[Path], str]
+) -> None:
+    named = operators_folder(tmp_path)
+    sentence = spoil(named)
+    with pytest.raises(PrivateFolderError) as refused:
+        serve.metrics_folder({"PROMETHEUS_MULTIPROC_DIR": str(named)})
+    assert sentence in str(refused.value)
+    assert "PROMETHEUS_MULTIPROC_DIR" in str(refused.value)  # what to change, if not the entry
+    assert (named / "counter_4242.db").exists()  # refused before anything was emptied
+
+
+def test_a_missing_operators_metrics_folder_is_made_private(tmp_path: Path) -> None:
+    named = tmp_path / "new" / "multiproc"
+    folder, ours = serve.metrics_folder({"PROMETHEUS_MULTIPROC_DIR": str(named)})
+    assert (folder, ours) == (named, False)
+    assert named.stat().st_mode & 0o077 == 0

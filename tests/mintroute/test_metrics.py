@@ -5,13 +5,18 @@ counted; nothing counted while SPORTS_METRICS is off."""
 from __future__ import annotations
 
 import json
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 from django.test import Client
 from prometheus_client import REGISTRY
 
-from mintroute import metrics
+from mintroute import metrics, metrics_folder
 from sportsproxy.sandbox.clock import ManualClock
 from tests.mintroute.entries import Entry
 from tests.mintroute.test_ridethrough import failing
@@ -219,3 +224,107 @@ def test_a_code_the_service_made_up_is_counted_as_other(settings: Any) -> None:
     assert answers.now() == {"upstream_error": 1}
     assert metrics.bounded("upstream_error", metrics.OUTCOMES) == "upstream_error"
     assert metrics.bounded("anything else", metrics.OUTCOMES) == "other"
+
+
+# --- the workers' metrics folder (mintroute/metrics_folder.py) -------------------------------------
+
+WORKER = """
+import os, sys
+from prometheus_client import Counter, Histogram
+
+answers = Counter("sports_token_requests", "Answers of POST /api/sports-token, by outcome.", ["outcome"])
+upstream = Histogram("sports_token_upstream_seconds", "Time.", ["result"], buckets=(0.1, 1.0))
+for _ in range(int(sys.argv[1])):
+    answers.labels(outcome="minted").inc()
+    upstream.labels(result="ok").observe(0.5)
+print(os.getpid())
+"""
+
+
+def worker_counts(folder: Path, times: int) -> int:
+    """A process that counts `times` answers in `folder` as a gunicorn worker does, then exits; its pid."""
+    environment = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(folder)}
+    ran = subprocess.run(  # noqa: S603 - this interpreter, fixed program
+        [sys.executable, "-c", WORKER, str(times)], env=environment, capture_output=True, text=True, check=True
+    )
+    return int(ran.stdout)
+
+
+def collected(folder: Path) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in metrics_folder.Collector(folder).collect()
+        for sample in family.samples
+    }
+
+
+MINTED = ("sports_token_requests_total", (("outcome", "minted"),))
+TIMED = ("sports_token_upstream_seconds_count", (("result", "ok"),))
+
+
+@pytest.fixture
+def nothing_logged_yet(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(metrics_folder, "_skipped", set())
+
+
+@pytest.mark.usefixtures("metrics_on", "nothing_logged_yet")
+def test_a_file_that_is_not_a_metrics_file_is_skipped_and_logged_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    worker_counts(tmp_path, 3)
+    whole = next(tmp_path.glob("counter_*.db")).read_bytes()
+    planted = {
+        "counter_101.db": b"",  # empty: struct.error in prometheus_client
+        "counter_102.db": whole[:40],  # truncated
+        "counter_103.db": bytes(range(256)) * 8,  # garbage
+        "histogram_104.db": whole.replace(b"sports_token", b"\xff\xfe\xfd\xfc" * 3),  # not UTF-8
+        "gauge.db": whole,  # a name the library cannot place
+    }
+    for name, content in planted.items():
+        (tmp_path / name).write_bytes(content)
+    (tmp_path / "folder.db").mkdir()
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))
+    client = Client(REMOTE_ADDR="127.0.0.1")
+    with caplog.at_level(logging.WARNING, logger="mintroute.metrics_folder"):
+        for _ in range(3):
+            answer = client.get("/metrics")
+            assert answer.status_code == 200
+            assert 'sports_token_requests_total{outcome="minted"} 3.0' in answer.content.decode()
+    logged = [record.getMessage() for record in caplog.records]
+    assert len(logged) == len(planted) + 1  # once each, however many scrapes
+    for name in [*planted, "folder.db"]:
+        assert sum(str(tmp_path / name) in line for line in logged) == 1
+
+
+def test_dead_workers_are_folded_into_one_archive_and_their_counts_stay(tmp_path: Path) -> None:
+    from prometheus_client.multiprocess import MultiProcessCollector
+
+    alive = worker_counts(tmp_path, 1)  # its files stay: it is not dead
+    for restart in range(1, 6):
+        dead = worker_counts(tmp_path, restart)
+        unfolded = {
+            (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+            for family in MultiProcessCollector.merge([str(path) for path in tmp_path.glob("*.db")])  # type: ignore[no-untyped-call]
+            for sample in family.samples
+        }
+        metrics_folder.fold_dead_worker(dead, tmp_path)
+        assert collected(tmp_path) == unfolded  # every counter, bucket, sum and count as before the fold
+        assert not list(tmp_path.glob(f"*_{dead}.db"))
+        assert {path.name for path in tmp_path.glob("*.db")} == {
+            "counter_archive.db",
+            f"counter_{alive}.db",
+            "histogram_archive.db",
+            f"histogram_{alive}.db",
+        }
+    assert collected(tmp_path)[MINTED] == 1 + sum(range(1, 6))
+    assert collected(tmp_path)[TIMED] == 1 + sum(range(1, 6))
+    assert (tmp_path / "counter_archive.db").stat().st_mode & 0o077 == 0
+
+
+@pytest.mark.usefixtures("nothing_logged_yet")
+def test_a_fold_skips_a_file_that_is_not_a_metrics_file(tmp_path: Path) -> None:
+    worker_counts(tmp_path, 2)
+    (tmp_path / "counter_99.db").write_bytes(b"")  # a worker that died before it wrote a whole file
+    metrics_folder.fold_dead_worker(99, tmp_path)
+    assert collected(tmp_path)[MINTED] == 2
+    assert not (tmp_path / "counter_99.db").exists()

@@ -9,13 +9,15 @@ import contextlib
 import hashlib
 import json
 import os
+import pwd
 import secrets
 import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx2
@@ -366,3 +368,179 @@ def test_a_frame_over_65536_bytes_is_closed_with_1009_before_auth(production_nod
     assert "result" in accepted, accepted  # read, parsed and authenticated
     assert asyncio.run(first_answer(url, over_the_cap)) == 1009
     assert asyncio.run(first_answer(url, "x" * (16 * 1024 * 1024))) == 1009  # the issue's 16 MiB frame
+
+
+# --- an operator's metrics folder is the site's own ------------------------------------------------
+
+NOBODY = pwd.getpwnam("nobody").pw_uid
+FORGED = 'sports_token_requests_total{outcome="upstream_unauthorized"}'
+
+
+def metrics_file(path: Path, values: dict[str, float]) -> None:
+    """A file in prometheus_client's own format, counting `values` (outcome: count) as a worker would."""
+    from prometheus_client.mmap_dict import MmapedDict, mmap_key
+
+    written = MmapedDict(str(path))  # type: ignore[no-untyped-call]
+    help_text = "Answers of POST /api/sports-token, by outcome."
+    for outcome, value in values.items():
+        key = mmap_key("sports_token_requests", "sports_token_requests_total", ["outcome"], [outcome], help_text)
+        written.write_value(key, value, 0.0)  # type: ignore[no-untyped-call]
+    written.close()  # type: ignore[no-untyped-call]
+
+
+def world_writable(folder: Path) -> str:
+    folder.chmod(0o777)
+    return f"The metrics folder {folder} is open to other users (mode 0777). Run `chmod go-w {folder}`"
+
+
+def anothers_folder(folder: Path) -> str:
+    os.chown(folder, NOBODY, NOBODY)
+    folder.chmod(0o755)
+    return f"The metrics folder {folder} belongs to another user (uid {NOBODY})"
+
+
+def a_planted_count(folder: Path) -> str:
+    """Another user's file: a billion unauthorized answers, and 20,000 made-up labels."""
+    planted = folder / "counter_1.db"
+    metrics_file(planted, {"upstream_unauthorized": 1e9, **{f"label{n}": 1 for n in range(20_000)}})
+    os.chown(planted, NOBODY, NOBODY)
+    return f"{planted} in the metrics folder belongs to another user (uid {NOBODY}), who could have planted it"
+
+
+def a_link_to_another_file(folder: Path) -> str:
+    """A link where a new worker's file would be: the worker would write through it."""
+    target = folder.parent / "not-the-sites.txt"
+    target.write_text("the worker must not write here")
+    (folder / "counter_2.db").symlink_to(target)
+    return f"{folder / 'counter_2.db'} in the metrics folder is a symbolic link"
+
+
+def a_file_others_can_write(folder: Path) -> str:
+    written = folder / "counter_3.db"
+    metrics_file(written, {"minted": 1})
+    written.chmod(0o666)
+    return f"{written} in the metrics folder is writable by other users (mode 0666)"
+
+
+@pytest.mark.parametrize(
+    "spoil", [world_writable, anothers_folder, a_planted_count, a_link_to_another_file, a_file_others_can_write]
+)
+@pytest.mark.parametrize("entry", ["start", "check"])
+def test_make_serve_refuses_a_metrics_folder_that_is_not_the_sites_own(
+    tmp_path: Path, spoil: Callable[[Path], str], entry: str
+) -> None:
+    folder = tmp_path / "multiproc"
+    folder.mkdir(mode=0o700)
+    sentence = spoil(folder)
+    environment = production_environment(SPORTS_METRICS="1", PROMETHEUS_MULTIPROC_DIR=str(folder))
+    command = [sys.executable, "-m", "config.serve", *(["--check"] if entry == "check" else [])]
+    code, output = serve_expecting_refusal(command, environment)
+    assert code != 0
+    (refusal,) = [line for line in output.splitlines() if line.startswith("make serve refuses to start:")]
+    assert refusal.startswith(f"make serve refuses to start: {sentence}")  # one line, naming the entry
+    assert "PROMETHEUS_MULTIPROC_DIR" in refusal  # what to change, if not the entry
+    assert "Traceback" not in output
+
+
+def test_the_makefile_target_refuses_a_world_writable_metrics_folder(tmp_path: Path) -> None:
+    folder = tmp_path / "multiproc"
+    folder.mkdir()
+    sentence = world_writable(folder)
+    environment = production_environment(SPORTS_METRICS="1", PROMETHEUS_MULTIPROC_DIR=str(folder))
+    code, output = serve_expecting_refusal(["make", "--no-print-directory", "serve"], environment)
+    assert code != 0
+    assert f"make serve refuses to start: {sentence}" in output
+
+
+@dataclass
+class Metered:
+    """A node of make serve with metrics on, 2 workers, in the operator's metrics folder; its output in `log`."""
+
+    node: Cluster
+    folder: Path
+    log: Path
+
+
+@pytest.fixture(scope="module")
+def metered(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Metered]:
+    folder = tmp_path_factory.mktemp("operator") / "multiproc"
+    folder.mkdir(mode=0o700)
+    metrics_file(folder / "counter_4.db", {"minted": 5})  # the last run's: emptied at the start
+    log = tmp_path_factory.mktemp("metered") / "serve.log"
+    node = Cluster(
+        SPORTS_METRICS="1",
+        PROMETHEUS_MULTIPROC_DIR=str(folder),
+        SPORTS_SANDBOX="0",
+        SPORTS_BASE_URL="http://127.0.0.1:9",  # never asked: the answers counted here are 401s
+        SPORTS_API_KEY="sk_test_" + secrets.token_urlsafe(32),
+    )
+    node.prepare()
+    port = free_port()
+    environment = {**node.environment, "HOST": f"127.0.0.1:{port}", "WEB_CONCURRENCY": "2"}
+    with log.open("wb") as output:
+        launcher = subprocess.Popen(
+            [sys.executable, "-m", "config.serve"], cwd=PROJECT_ROOT, env=environment, stdout=output, stderr=output
+        )
+    node.processes.append(launcher)
+    node.urls.append(f"http://127.0.0.1:{port}")
+    try:
+        deadline = time.monotonic() + 30
+        while not healthy(node.urls[0]):
+            assert launcher.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.2)
+        yield Metered(node, folder, log)
+    finally:
+        node.stop()
+
+
+def healthy(url: str) -> bool:
+    try:
+        return httpx2.get(f"{url}/healthz", timeout=1).status_code == 200
+    except httpx2.TransportError:
+        return False
+
+
+def test_a_file_in_the_metrics_folder_that_is_not_a_metrics_file_never_makes_a_scrape_500(metered: Metered) -> None:
+    from tests.production.test_operating import anonymous_mint, counts
+
+    anonymous_mint(metered.node.urls[0])
+    before = counts(metered.node.urls[0])
+    assert "minted" not in before  # the last run's file went at the start
+    empty = metered.folder / "counter_5.db"
+    empty.write_bytes(b"")  # prometheus_client's own reading of it: struct.error, every scrape a 500
+    for _ in range(8):  # both workers, several times each
+        assert counts(metered.node.urls[0]) == before  # 200 (counts() asserts it), with the same counts
+    said = [line for line in metered.log.read_text().splitlines() if str(empty) in line]
+    assert 1 <= len(said) <= 2, said  # once per worker process, whatever the number of scrapes
+    assert "Skipped" in said[0]
+    empty.unlink()
+
+
+def test_restarted_workers_leave_their_counts_and_no_files_behind(metered: Metered) -> None:
+    from tests.production.test_operating import anonymous_mint, counts, gunicorn_workers
+
+    url = metered.node.urls[0]
+    sent = counts(url).get("not_authenticated", 0)
+    for _ in range(5):
+        workers = gunicorn_workers(metered.node)
+        while not workers <= counting_workers(metered.folder):  # until each worker has counted some
+            anonymous_mint(url)
+            sent += 1
+        victim = min(workers)
+        os.kill(victim, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while victim in (now := gunicorn_workers(metered.node)) or len(now) < 2:
+            assert time.monotonic() < deadline, "gunicorn did not replace the killed worker"
+            time.sleep(0.2)
+        assert counts(url)["not_authenticated"] == sent  # the dead worker's counts stay
+        assert not list(metered.folder.glob(f"*_{victim}.db"))  # and its files go
+    # The live workers' files, one archive per type and the lock: however many workers died.
+    files = sorted(path.name for path in metered.folder.iterdir())
+    assert len(files) <= 2 * 2 + 3 + 1, files
+    assert "counter_archive.db" in files
+
+
+def counting_workers(folder: Path) -> set[int]:
+    """The pids with a counter file in `folder` (the archive is nobody's)."""
+    return {int(pid) for path in folder.glob("counter_*.db") if (pid := path.stem.rpartition("_")[2]).isdigit()}
