@@ -124,7 +124,8 @@ def anonymous_mint(url: str) -> None:
 
 
 def counting_pids(metrics_dir: Path) -> set[int]:
-    return {int(path.stem.rpartition("_")[2]) for path in metrics_dir.glob("counter_*.db")}
+    workers = (path.stem.rpartition("_")[2] for path in metrics_dir.glob("counter_*.db"))
+    return {int(pid) for pid in workers if pid.isdigit()}  # not counter_archive.db: dead workers' counts
 
 
 def _children(pid: int) -> set[int]:

@@ -14,6 +14,7 @@ import pytest
 from tests import stores
 from tests.redis_server import RedisServer
 from tests.template.generate import (
+    COPIER,
     MAKE,
     PRODUCT_GATE_TIMEOUT,
     QUICK_LOOP_TIMEOUT,
@@ -172,3 +173,28 @@ def test_make_test_of_the_most_different_product_passes_in_a_clean_clone(
     assert summaries, output[-3000:]
     assert all("failed" not in line and "error" not in line and "skipped" not in line for line in summaries), summaries
     assert "All checks passed!" in output
+
+
+@pytest.mark.parametrize("name", ["Two\nLines", "Carriage\rReturn", "   "])
+def test_a_project_name_with_a_line_break_or_nothing_is_refused(template: Path, tmp_path: Path, name: str) -> None:
+    answer = ["--data", f"project_name={name}"]
+    refused = subprocess.run(  # noqa: S603 - this project's copier
+        [
+            COPIER,
+            "copy",
+            "--quiet",
+            "--defaults",
+            "--vcs-ref",
+            "HEAD",
+            *answer,
+            str(template),
+            str(tmp_path / "project"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert refused.returncode != 0
+    assert "line break" in refused.stderr or "cannot be empty" in refused.stderr, refused.stderr
+    assert not (tmp_path / "project" / "README.md").exists()
