@@ -9,7 +9,7 @@ on refuses the start (`manage.py runserver` is the development server). With deb
   socket (config/socket_asgi.py: any other request is 404), on `SPORTS_SANDBOX_WS_HOST` (default:
   `HOST`'s port plus one), with as many worker processes. The page opens the socket at its own
   origin's `/sdk/v1/ws` (`wss:` under HTTPS), which the proxy in front routes to this server
-  (docs/embedded-sandbox.md), unless `SPORTS_PUBLIC_WS_URL` names another address: never this
+  (the docs' nginx socket route), unless `SPORTS_PUBLIC_WS_URL` names another address: never this
   server's own address, which a visitor's browser would look for on the visitor's machine.
 
 Both servers believe forwarded headers only from `SPORTS_TRUSTED_PROXIES`, as the route's limits do

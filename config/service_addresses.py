@@ -3,7 +3,7 @@
 config/settings.py applies it once; the pages and their Content-Security-Policy read the result
 (SPORTS_PUBLIC_BASE_URL, SPORTS_PUBLIC_WS_URL). An empty address leaves the client its own default,
 the page's origin, which is where the mounted sandbox answers: the socket at `/sdk/v1/ws` there, `wss:`
-under HTTPS, which the proxy routes to `make serve`'s socket server (docs/embedded-sandbox.md). Never a
+under HTTPS, which the proxy routes to `make serve`'s socket server (the docs' nginx socket route). Never a
 server's own loopback address: a visitor's browser would look for it on the visitor's machine.
 """
 

@@ -19,7 +19,7 @@ ends a mint (an exception that is not an Exception) makes the renewer release th
 The site's token only moves forward: a flight stores its token unless the cache holds one that expires
 later, and releases or renews its lock only while the lock is still its own, each as one step on the
 cache (mintroute.cache_steps). A holder held up past its token's half-life answers the site's fresher
-token, or 504, never less than the half-life rule allows.
+token, or 504, never less than the half-life rule allows; `mintedAt` is when the service answered.
 
 `reason: "unauthorized"` replaces the site's token; for REPLACEMENT_WINDOW after a replacement,
 other `unauthorized` callers get the replacement instead of minting again.
@@ -330,6 +330,7 @@ def _fly(ttl: int, reason: str | None, keys: _Keys, lease: Lease) -> Plan:
     if _serves(current, reason):  # it landed between our first look and our lock
         yield from _quietly(Store(lease.release))
         return current.answer()
+    started = monotonic()
     try:
         minted: dict[str, str] = yield Mint(lease)
     except RouteError as refusal:
@@ -337,11 +338,12 @@ def _fly(ttl: int, reason: str | None, keys: _Keys, lease: Lease) -> Plan:
         yield from _quietly(Store(partial(_cache().set, keys.failed(lease.flight), failure, FAILURE_SECONDS)))
         yield from _quietly(Store(lease.release))
         raise
-    record = _record(minted, ttl, replacement=reason == "unauthorized")
+    record = _record(minted, ttl, replacement=reason == "unauthorized", minted_at=reuse.now())
+    held_up = monotonic() - started >= LEASE_SECONDS  # long enough to have lost the lock meanwhile
     if record is not None:  # nothing after the mint may cost the token: a failed store only logs
         yield from _quietly(Store(partial(_store, keys.token, record, ttl)))
     yield from _quietly(Store(lease.release))
-    if record is None or _fresh(record):
+    if record is None or not held_up or _fresh(record):
         return minted
     # This holder was held up (paused, swapped out) past its token's half-life: the site's token, if
     # a later flight stored a fresh one, else no token rather than one with less than its rules allow.
@@ -431,14 +433,13 @@ def _read(key: str) -> SiteToken | None:
     return site if aware else None  # a time without an offset cannot be compared with now
 
 
-def _record(minted: dict[str, str], ttl: int, *, replacement: bool) -> dict[str, Any] | None:
-    """What the cache keeps of a token: `mintedAt` is when the service minted it (its expiry less its ttl),
-    whenever the record is made."""
+def _record(minted: dict[str, str], ttl: int, *, replacement: bool, minted_at: datetime) -> dict[str, Any] | None:
+    """What the cache keeps of a token; `minted_at` is when the service answered (the mint's return, not the
+    store, which a paused holder reaches later)."""
     try:
-        expires_at = datetime.fromisoformat(minted["expiresAt"])
+        datetime.fromisoformat(minted["expiresAt"])
     except (KeyError, TypeError, ValueError):
         return None
-    minted_at = expires_at - timedelta(seconds=ttl)
     return {**minted, "ttl": ttl, "mintedAt": minted_at.isoformat(), "replacement": replacement}
 
 

@@ -1,5 +1,5 @@
 """The page finds the socket where it came from: `make serve` with the sandbox mounted and no
-SPORTS_PUBLIC_WS_URL, behind docs/deploy.md's nginx with the socket's route (docs/embedded-sandbox.md),
+SPORTS_PUBLIC_WS_URL, behind docs/deploy.md's nginx with the socket's route (the mounted sandbox's page),
 and a real Chromium that logs in through nginx. The page's client is given no socket address, and its
 socket opens at the page's own origin, `/sdk/v1/ws`, which nginx routes to the socket server."""
 
