@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import tempfile
 from argparse import ArgumentParser
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,6 +19,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from config.demo.mode import DEFAULT_DEMO_PASSWORD, DEMO_USERNAME
+from config.dev import read_env_file, replace_privately  # the one reader and writer of .env
 
 if TYPE_CHECKING:
     from sportsproxy.sandbox.models import Account
@@ -97,34 +97,3 @@ class Command(BaseCommand):
         existing = env_file.read_text() if env_file.exists() else ""
         separator = "" if not existing or existing.endswith("\n") else "\n"
         replace_privately(env_file, f"{existing}{separator}{name}={value}\n")
-
-
-def replace_privately(path: Path, text: str) -> None:
-    """Write `path` whole, readable by its owner only from its first byte, and swap it in at once.
-
-    mkstemp creates the file with mode 0600 in the same folder (so os.replace is one rename): no
-    moment exists where others can read a secret, and a reader never sees half a file.
-    """
-    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(descriptor, "w") as file:
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
-def read_env_file(env_file: Path) -> dict[str, str]:
-    """NAME=value pairs of a .env file (comments and blank lines skipped)."""
-    if not env_file.exists():
-        return {}
-    pairs = {}
-    for line in env_file.read_text().splitlines():
-        line = line.strip().removeprefix("export ").strip()
-        if line and not line.startswith("#") and "=" in line:
-            name, _, value = line.partition("=")
-            pairs[name.strip()] = value.strip().strip("'\"")
-    return pairs
