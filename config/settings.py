@@ -229,8 +229,9 @@ SPORTS_API_KEY_PREVIOUS = os.environ.get("SPORTS_API_KEY_PREVIOUS", "")  # as wr
 # Unset: the embedded sandbox answers in-process. Set: the address of the real service
 # (or of a sandbox served by another process).
 SPORTS_BASE_URL = env.str("SPORTS_BASE_URL", default="")
-# Seconds before expiry the pages' browser client refreshes its token (seed default 30).
-SPORTS_CLIENT_REFRESH_LEEWAY = env.int("SPORTS_CLIENT_REFRESH_LEEWAY", default=30)
+# Seconds before expiry the pages' browser client refreshes its token; unset (None): at the token's half-life,
+# which the route's ride-through of an upstream outage covers.
+SPORTS_CLIENT_REFRESH_LEEWAY = env.int("SPORTS_CLIENT_REFRESH_LEEWAY", default=None)
 SPORTS_TIMEOUT = env.str("SPORTS_TIMEOUT", default="5")  # seconds; `manage.py check` validates it
 
 # Mount the sandbox service (/sdk/v1/rpc) in this process. A project made with the sandbox for its tests only

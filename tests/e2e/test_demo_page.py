@@ -9,7 +9,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.conftest import USERNAME, log_in, mint_reasons
 
-REFRESH_WAIT_MS = 45_000  # tokens live 60 s and are refreshed 30 s before expiry
+REFRESH_WAIT_MS = 45_000  # tokens live 60 s and are refreshed at half their life
 
 
 def self_mints(page: Page) -> int:

@@ -140,9 +140,26 @@ export class FakeBackend {
     return { token, expiresAt };
   }
 
+  /**
+   * A TokenResponse whose token is JWT-shaped (the fakes check no signature), issued at `issuedAtMs`
+   * in server time and living `ttlSec` from then, as the service's tokens do (`exp - iat == ttl`).
+   */
+  jwtToken(issuedAtMs = this.serverNow) {
+    const iat = Math.floor(issuedAtMs / 1000);
+    const claims = { iat, exp: iat + this.ttlSec, jti: `j${this.issued.size + 1}` };
+    const token = `eyJhbGciOiJIUzI1NiJ9.${Buffer.from(JSON.stringify(claims)).toString("base64url")}.signature`;
+    this.issued.set(token, claims.exp * 1000);
+    return { token, expiresAt: new Date(claims.exp * 1000).toISOString() };
+  }
+
+  /** A mint route's 200 answer with `body`, and a Date header in server time. */
+  ok(body) {
+    return { status: 200, headers: { Date: new Date(this.serverNow).toUTCString() }, body };
+  }
+
   /** The JSON a successful mint answers, with a Date header in server time. */
   okMint() {
-    return { status: 200, headers: { Date: new Date(this.serverNow).toUTCString() }, body: this.mintToken() };
+    return this.ok(this.mintToken());
   }
 
   async #answerMint() {

@@ -651,7 +651,7 @@ describe("rule 5: subscriptions survive", () => {
 describe("rule 6: a valid token is used while it is valid", () => {
   test("a refresh failing in the leeway window: calls keep jwt-1 until expiresAt, retried with backoff", async () => {
     const world = createWorld();
-    const { client, events } = createTab(world, { random: () => 1 });
+    const { client, events } = createTab(world, { random: () => 1, refreshLeewaySec: 30 });
     await client.rpc("ping");
     for (let failure = 0; failure < 20; failure++) {
       world.backend.mintAnswers.push({ status: 503, body: { error: "upstream_unavailable" } });
@@ -687,7 +687,7 @@ describe("rule 6: a valid token is used while it is valid", () => {
 
   test("a hung refresh never costs a call its valid token, even seconds before expiry", async () => {
     const world = createWorld();
-    const { client } = createTab(world, { random: () => 0 });
+    const { client } = createTab(world, { random: () => 0, refreshLeewaySec: 30 });
     await client.rpc("ping");
     world.backend.mintAnswers.push(never(), never(), never());
     await world.clock.advance(570_000); // the refresh starts and hangs
@@ -709,7 +709,7 @@ describe("rule 6: a valid token is used while it is valid", () => {
       refused++;
       return Promise.reject(new TypeError("Failed to fetch"));
     };
-    const { client } = createTab(world, { fetch, random: () => 1 });
+    const { client } = createTab(world, { fetch, random: () => 1, refreshLeewaySec: 30 });
     await client.rpc("ping");
     routeDown = true;
     await world.clock.advance(570_000 + 30_000); // the refresh and its retries at +0.5, +1.5, +3.5, +7.5, +15.5 s
@@ -747,7 +747,7 @@ describe("rule 7: expiry read right", () => {
     world.backend.mintAnswers.push({ status: 200, body: { token: "jwt-la", expiresAt: losAngeles } });
     world.backend.issued.set("jwt-la", inTenMinutes.getTime());
     await client.rpc("ping");
-    await world.clock.advance(569_999);
+    await world.clock.advance(299_999); // halfway to its expiry
     assert.equal(world.backend.mints.length, 1);
     await world.clock.advance(1);
     assert.equal(world.backend.mints.length, 2);
@@ -762,7 +762,7 @@ describe("rule 7: expiry read right", () => {
       const { client, events } = createTab(world, { authEndpoint: undefined, fetchToken, random: () => 0 });
       await client.rpc("ping");
 
-      await world.clock.advance(569_999);
+      await world.clock.advance(299_999); // its half-life is 300 s after minting, by any clock
       assert.equal(events.token.length, 1);
       await world.clock.advance(1);
       assert.equal(events.token.length, 2);
@@ -777,7 +777,7 @@ describe("rule 7: expiry read right", () => {
     world.backend.mintAnswers.push(answer, answer);
     const { client, events } = createTab(world, { random: () => 0 });
     await client.rpc("ping");
-    await world.clock.advance(569_999);
+    await world.clock.advance(299_999);
     assert.equal(events.token.length, 1);
     await world.clock.advance(1);
     assert.equal(events.token.length, 2);
@@ -1023,9 +1023,9 @@ describe("rule 13: network comes back", () => {
   test("the server's pings keep a quiet socket alive", async () => {
     const { world, client, socket } = await connected({ random: () => 0 });
     socket.keepAlive(world.clock);
-    await world.clock.advance(570_000);
+    await world.clock.advance(300_000);
     socket.reply(socket.framesOf("auth").at(-1), { ok: true }); // the refresh's re-auth
-    await world.clock.advance(10 * 60_000 - 570_000);
+    await world.clock.advance(10 * 60_000 - 300_000);
     assert.equal(socket.closedByClient, null);
     assert.equal(world.WebSocket.instances.length, 1);
     assert.equal(client.state, "open");

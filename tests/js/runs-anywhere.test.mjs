@@ -63,7 +63,7 @@ describe("a call waits for a refresh in flight only when the held token expires 
     const { client } = createTab(world, { random: () => 0 });
     await client.rpc("ping");
     world.backend.mintAnswers.push(deferred().promise);
-    await world.clock.advance(570_000); // the timer starts the refresh: 30 s of validity left
+    await world.clock.advance(300_000); // the timer starts the refresh at the half-life: 300 s of validity left
 
     const call = track(client.rpc("ping"));
     await flush();

@@ -308,7 +308,7 @@ describe("unauthorized mid-call", () => {
     world.backend.mintAnswers.push(reused.promise);
 
     const call = client.rpc("ping"); // sent with jwt-1, answer held back
-    await world.clock.advance(570_000); // the refresh starts, its answer held back
+    await world.clock.advance(300_000); // the refresh starts, its answer held back
     world.backend.refusedTokens.add("jwt-1");
     rpcGate.resolve();
     await flush();
@@ -424,7 +424,7 @@ describe("fetchToken", () => {
     const { client, events } = createTab(world, { authEndpoint: undefined, fetchToken, random: () => 0 });
 
     await client.rpc("ping");
-    await world.clock.advance(569_999);
+    await world.clock.advance(299_999);
     assert.deepEqual(reasons, ["initial"]);
     await world.clock.advance(1);
 

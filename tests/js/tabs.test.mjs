@@ -56,13 +56,13 @@ describe("tabs sharing a token", () => {
     await tabs[0].client.rpc("ping");
     await world.clock.advance(0);
 
-    await world.clock.advance(570_000); // both tabs' timers fire now
+    await world.clock.advance(300_000); // both tabs' timers fire now (the token's half-life)
     await world.clock.advance(50); // the first tab releases the lock; the second finds a fresh token
     assert.deepEqual(world.backend.mintReasons, ["initial", "refresh"]);
     assert.deepEqual(locks.requested, [LOCK_NAME, LOCK_NAME]);
     assert.deepEqual(await bearersAfter(world, tabs), ["Bearer jwt-2", "Bearer jwt-2"]);
 
-    await world.clock.advance(570_000);
+    await world.clock.advance(300_000);
     await world.clock.advance(50);
     assert.deepEqual(world.backend.mintReasons, ["initial", "refresh", "refresh"]);
     for (const { client } of tabs) client.close();
@@ -74,7 +74,7 @@ describe("tabs sharing a token", () => {
     await world.clock.advance(0);
 
     for (let refresh = 1; refresh <= 3; refresh++) {
-      await world.clock.advance(570_000);
+      await world.clock.advance(300_000);
       await world.clock.advance(50);
       assert.equal(world.backend.mints.length, 1 + refresh);
     }
@@ -93,7 +93,7 @@ describe("tabs sharing a token", () => {
     await tabs[1].client.rpc("ping");
     await world.clock.advance(0);
 
-    await world.clock.advance(570_000 + 199);
+    await world.clock.advance(300_000 + 199);
     assert.equal(world.backend.mints.length, 1);
     await world.clock.advance(1);
     await world.clock.advance(5_000);
@@ -128,9 +128,10 @@ describe("tabs sharing a token", () => {
     const { world, tabs, BroadcastChannel } = openTabs(1, { withLocks: true });
     const [{ client, events }] = tabs;
     const otherTab = new BroadcastChannel(CHANNEL_NAME);
-    const soon = new Date(world.clock.now + 20_000).toISOString(); // inside the 30 s leeway
+    // Issued 400 s ago, 200 s left: past its half-life (a token an outage left the route to hand out).
+    const { token, expiresAt } = world.backend.jwtToken(world.backend.serverNow - 400_000);
 
-    otherTab.postMessage({ type: "token", token: "nearly-dead", expiresAt: soon, skewMs: 0 });
+    otherTab.postMessage({ type: "token", token, expiresAt, skewMs: 0 });
     await world.clock.advance(0);
     await client.rpc("ping");
 
@@ -140,7 +141,7 @@ describe("tabs sharing a token", () => {
     client.close();
   });
 
-  test("an adopted token reschedules the refresh to its own expiry", async () => {
+  test("an adopted token reschedules the refresh to its own half-life", async () => {
     const { world, tabs, BroadcastChannel } = openTabs(1, { withLocks: true });
     const [{ client }] = tabs;
     await client.rpc("ping");
@@ -149,7 +150,7 @@ describe("tabs sharing a token", () => {
 
     otherTab.postMessage({ type: "token", token: "from-tab", expiresAt: later, skewMs: 0, reason: "refresh" });
     await world.clock.advance(0);
-    await world.clock.advance(869_999);
+    await world.clock.advance(449_999); // halfway through its 900 s
     assert.equal(world.backend.mints.length, 1);
     await world.clock.advance(1);
 
@@ -165,7 +166,7 @@ describe("tabs sharing a token", () => {
     await first.client.rpc("ping");
     await world.clock.advance(0);
 
-    await world.clock.advance(570_000); // the first tab mints, then holds the lock for 50 ms
+    await world.clock.advance(300_000); // the first tab mints, then holds the lock for 50 ms
     first.client.close();
     let granted = false;
     locks.request(LOCK_NAME, () => (granted = true));
@@ -174,7 +175,7 @@ describe("tabs sharing a token", () => {
     assert.equal(granted, true);
     assert.deepEqual(world.backend.mintReasons, ["initial", "refresh"]);
     // Only the second tab's next refresh is left; the first tab's 50 ms wait is gone.
-    assert.deepEqual(world.clock.pending().map((timer) => timer.delayMs), [570_000]);
+    assert.deepEqual(world.clock.pending().map((timer) => timer.delayMs), [300_000]);
     await second.client.rpc("ping");
     assert.equal(world.backend.rpcs.at(-1).headers.Authorization, "Bearer jwt-2");
     second.client.close();

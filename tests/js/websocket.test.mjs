@@ -53,7 +53,7 @@ describe("connecting", () => {
     const { world, client, socket } = await connected({ random: () => 0 });
     socket.keepAlive(world.clock);
 
-    await world.clock.advance(570_000);
+    await world.clock.advance(300_000);
     socket.reply(socket.sent.at(-1), { ok: true });
     await flush();
 

@@ -1,15 +1,22 @@
 """Riding through an outage (mintroute.ridethrough), in both SPORTS_TOKEN_SHARING modes and both entries:
 a mint that fails on the service's side answers the token the caller would have been handed while
-fresh, if it has more than 60 s left; never after reason "unauthorized" or `upstream_unauthorized`."""
+fresh, if it has more than 60 s left; never after reason "unauthorized" or `upstream_unauthorized`.
+And it covers the browser client's refreshes: asked at the moment the client itself chooses (node runs it
+on the route's answers), the route answers the held token."""
 
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
+from django.utils.http import http_date
 
 from sportsproxy.sandbox.accounts.keys import hash_secret
 from sportsproxy.sandbox.clock import ManualClock
@@ -43,15 +50,20 @@ FAILURES: dict[str, tuple[Callable[[], AbstractContextManager[str]], int, str]] 
     "error": (lambda: fake_upstream(lambda body: envelope("internal_error")), 502, "upstream_error"),
 }
 UNAUTHORIZED = (lambda: fake_upstream(lambda body: envelope("unauthorized")), 502, "upstream_unauthorized")
+REFRESH_MOMENT = Path(__file__).resolve().parents[1] / "js" / "refresh-moment.mjs"
 
 
 @contextmanager
 def failing(settings: Any, kind: str) -> Iterator[None]:
-    """The site's service fails as `kind` says, from here to the end of the block."""
+    """The site's service fails as `kind` says, from here to the end of the block; then it is back."""
     service = FAILURES[kind][0] if kind in FAILURES else UNAUTHORIZED[0]
+    up = settings.SPORTS_TRANSPORT, settings.SPORTS_BASE_URL, settings.SPORTS_TIMEOUT
     with service() as url:
         settings.SPORTS_TRANSPORT, settings.SPORTS_BASE_URL, settings.SPORTS_TIMEOUT = "http", url, 0.5
-        yield
+        try:
+            yield
+        finally:
+            settings.SPORTS_TRANSPORT, settings.SPORTS_BASE_URL, settings.SPORTS_TIMEOUT = up
 
 
 @pytest.mark.parametrize("kind", FAILURES)
@@ -125,3 +137,48 @@ def test_the_async_entry_rides_through_the_same_way(
     assert riding.json() == held
     assert refused.status_code == 503
     assert refused.json()["error"] == "upstream_unavailable"
+
+
+def refresh_moments(answers: list[tuple[Any, datetime]]) -> list[datetime]:
+    """When the browser client, with its default options, asks for its next token after each (answer of the
+    route, time it arrived): the client itself says, run by node on the fake clock of tests/js/."""
+    node = shutil.which("node")
+    assert node is not None, "node runs the browser client (as `make check` does)"
+    received = [
+        {
+            "answer": response.json(),
+            "headers": {"Date": http_date(at.timestamp()), "Content-Type": response["Content-Type"]},
+            "receivedAtMs": int(at.timestamp() * 1000),
+        }
+        for response, at in answers
+    ]
+    out = subprocess.run(  # noqa: S603 - node, a fixed script of the tests
+        [node, str(REFRESH_MOMENT)], input=json.dumps(received), capture_output=True, check=True, text=True, timeout=30
+    ).stdout
+    return [datetime.fromtimestamp(moment / 1000, UTC) for moment in json.loads(out)]
+
+
+def test_the_browser_clients_scheduled_refresh_is_ridden_through(settings: Any, one_clock: ManualClock) -> None:
+    """A page that got the token minted and one handed it 200 s later both ask when the route stops handing
+    it out; then, the service down, the route answers them the held token; the service back, it mints."""
+    browser = logged_in_browser()
+    minted = post_token(browser)
+    received = [(minted, one_clock.now())]
+    one_clock.advance(200)
+    handed_out = post_token(browser)  # another page of this login (in "site" mode: of the site)
+    received.append((handed_out, one_clock.now()))
+    held = minted.json()
+    assert handed_out.json() == held
+
+    asked_at = refresh_moments(received)
+    assert asked_at[0] == asked_at[1], asked_at  # one token, one moment: its half-life
+    one_clock.advance((asked_at[0] - one_clock.now()).total_seconds() - 1)
+    assert post_token(browser, '{"reason": "refresh"}').json() == held  # a second earlier: handed out again
+    one_clock.advance(1)
+    with failing(settings, "down"):
+        riding = post_token(browser, '{"reason": "refresh"}')
+    assert riding.status_code == 200, riding.content
+    assert riding.json() == held
+    fresh = post_token(browser, '{"reason": "refresh"}')  # the service is back: the same ask mints
+    assert fresh.status_code == 200, fresh.content
+    assert fresh.json()["token"] != held["token"]

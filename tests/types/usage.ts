@@ -35,6 +35,7 @@ const withFetchToken = new SportsClient({
   BroadcastChannel: null,
   locks: null,
   window: null,
+  refreshLeewaySec: null, // the default: refresh at the token's half-life
 });
 
 // Every authHeaders form, and every injectable a test passes.

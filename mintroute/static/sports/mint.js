@@ -68,18 +68,20 @@ export function tokenShapeProblem(body) {
 /**
  * Checks a TokenResponse and returns the record the keeper holds, or throws AuthEndpointError.
  * `skewMs` (server time minus local time) comes from the route's Date header; without one, the
- * JWT's `iat` is the server's clock at minting.
+ * JWT's `iat` is the server's clock at minting. `issuedAtMs` (the `iat`, or null) places the
+ * token's half-life, when the keeper refreshes it.
  */
 function tokenRecordFrom(body, { source, skewMs, receivedAtMs }) {
   const problem = tokenShapeProblem(body);
   if (problem) throw new AuthEndpointError(`${source} returned ${problem}; it must return ${EXPECTED_BODY}.`);
   const expiresAtMs = Date.parse(body.expiresAt);
-  const skew = skewMs ?? skewFromIssuedAt(body.token, receivedAtMs) ?? 0;
+  const issuedAtMs = issuedAtMsOf(body.token);
+  const skew = skewMs ?? (issuedAtMs === null ? 0 : issuedAtMs - receivedAtMs);
   // Accepting a dead token would schedule its refresh in the past, then again, in a tight loop.
   if (expiresAtMs <= receivedAtMs + skew) {
     throw new AuthEndpointError(`${source} returned a token that had already expired (${body.expiresAt}).`);
   }
-  return { token: body.token, expiresAt: body.expiresAt, expiresAtMs, skewMs: skew };
+  return { token: body.token, expiresAt: body.expiresAt, expiresAtMs, skewMs: skew, issuedAtMs };
 }
 
 /** Server time minus local time, from a Date header; null when there is none. */
@@ -88,13 +90,18 @@ function serverSkewMs(dateHeader, localNowMs) {
   return Number.isNaN(serverNowMs) ? null : serverNowMs - localNowMs;
 }
 
-/** Server time minus local time, from a JWT's `iat` claim; null when the token is not a JWT. */
-function skewFromIssuedAt(token, localNowMs) {
+/**
+ * When the service issued `token`, in server milliseconds, from a JWT's `iat` claim; null when the
+ * token is not a JWT or has none.
+ * @param {string} token
+ * @returns {number | null}
+ */
+export function issuedAtMsOf(token) {
   const payload = token.split(".")[1];
   if (token.split(".").length !== 3 || !payload) return null;
   try {
     const claims = JSON.parse(atob(payload.replace(/-/g, "+").replace(/_/g, "/")));
-    return Number.isFinite(claims?.iat) ? claims.iat * 1000 - localNowMs : null;
+    return Number.isFinite(claims?.iat) ? claims.iat * 1000 : null;
   } catch {
     return null;
   }

@@ -172,8 +172,12 @@ interface CommonOptions {
   baseUrl?: string;
   /** Default: baseUrl with ws:/wss: and "/sdk/v1/ws". */
   wsUrl?: string;
-  /** Seconds before expiry at which the token is refreshed. Default 30. */
-  refreshLeewaySec?: number;
+  /**
+   * Refresh the token this many seconds before its expiry. Default (absent or null): at its half-life,
+   * when the mint route stops handing it out again, early enough for the route to ride through an
+   * upstream outage with it.
+   */
+  refreshLeewaySec?: number | null;
   /** A mint (POST to authEndpoint, or fetchToken) not settled by then fails with AuthEndpointError status 0 and is aborted. Default 10. */
   authTimeoutSec?: number;
   /**

@@ -44,12 +44,13 @@ import { TokenKeeper } from "./token-keeper.js";
 
 export { AuthEndpointError, RpcError, UnauthorizedError, backoff };
 
-const DEFAULTS = Object.freeze({ refreshLeewaySec: 30, authTimeoutSec: 10, requestTimeoutSec: 10 });
+// refreshLeewaySec null: refresh at the token's half-life, which the mint route's ride-through covers.
+const DEFAULTS = Object.freeze({ refreshLeewaySec: null, authTimeoutSec: 10, requestTimeoutSec: 10 });
 const RPC_PATH = "/sdk/v1/rpc";
 const WS_PATH = "/sdk/v1/ws";
 
 /**
- * @param {{ authEndpoint?: unknown, fetchToken?: unknown, refreshLeewaySec: number, authTimeoutSec: number,
+ * @param {{ authEndpoint?: unknown, fetchToken?: unknown, refreshLeewaySec: number | null, authTimeoutSec: number,
  *   requestTimeoutSec: number }} options
  */
 function checkOptions({ authEndpoint, fetchToken, refreshLeewaySec, authTimeoutSec, requestTimeoutSec }) {
@@ -62,8 +63,10 @@ function checkOptions({ authEndpoint, fetchToken, refreshLeewaySec, authTimeoutS
   if (fetchToken != null && typeof fetchToken !== "function") {
     throw new TypeError("fetchToken must be a function returning a promise of {token, expiresAt}.");
   }
-  if (!(refreshLeewaySec >= 0)) {
-    throw new TypeError("refreshLeewaySec must be a number of seconds, 0 or more.");
+  if (refreshLeewaySec !== null && !(refreshLeewaySec >= 0)) {
+    throw new TypeError(
+      "refreshLeewaySec must be a number of seconds, 0 or more, or null to refresh at the token's half-life.",
+    );
   }
   for (const [name, value] of Object.entries({ authTimeoutSec, requestTimeoutSec })) {
     if (!(value > 0 && Number.isFinite(value))) throw new TypeError(`${name} must be a number of seconds above 0.`);
@@ -186,7 +189,7 @@ export class SportsClient {
     });
     this.#tokens = new TokenKeeper({
       source,
-      leewayMs: settings.refreshLeewaySec * 1000,
+      leewayMs: settings.refreshLeewaySec === null ? null : settings.refreshLeewaySec * 1000,
       timeoutMs: settings.authTimeoutSec * 1000,
       waitForRefreshMs: this.#requestTimeoutMs,
       now,

@@ -4,7 +4,7 @@
  * Either may be missing or broken (a sandboxed frame, an old browser): a tab then mints for itself.
  */
 
-import { tokenShapeProblem } from "./mint.js";
+import { issuedAtMsOf, tokenShapeProblem } from "./mint.js";
 
 /** @import { BroadcastChannelLike, LocksLike } from "./sports-client.js" */
 /** @import { Timers } from "./timing.js" */
@@ -128,5 +128,6 @@ function recordFrom(message) {
   if (message?.type !== MESSAGE_TYPE || tokenShapeProblem(message)) return null;
   if (!Number.isFinite(message.skewMs)) return null;
   const { token, expiresAt, skewMs } = message;
-  return { token, expiresAt, expiresAtMs: Date.parse(expiresAt), skewMs };
+  // The token's own `iat`; without one, it is taken to be issued as it arrives, as in the tab that minted it.
+  return { token, expiresAt, expiresAtMs: Date.parse(expiresAt), skewMs, issuedAtMs: issuedAtMsOf(token) };
 }

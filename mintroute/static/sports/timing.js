@@ -6,6 +6,11 @@
 import { AuthEndpointError } from "./errors.js";
 
 const BACKOFF = Object.freeze({ baseMs: 500, capMs: 30_000 });
+/**
+ * A mint route that hands back the token already held, past its half-life, could not mint (it is
+ * riding through an outage): the next ask waits at least this long, so a page never asks in a loop.
+ */
+const ASK_AGAIN_AFTER_MS = 10_000;
 /** setTimeout fires at once for larger delays (a signed 32-bit overflow). */
 const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 
@@ -33,6 +38,18 @@ export function retryAfterSec(error) {
 /** The wait before attempt `attempt`: the backoff, but never less than the server asked for. */
 export function retryDelayMs(error, attempt, random) {
   return Math.max(retryAfterSec(error) * 1000, backoff(attempt, { random }));
+}
+
+/**
+ * The wait before asking again when the mint route answered a token already due for refresh: the
+ * backoff of attempt `attempt` on top of ASK_AGAIN_AFTER_MS, so the pages that hold one token (the
+ * site's) do not ask together, and at most one ask in 10 s even when `random()` returns 0.
+ * @param {number} attempt
+ * @param {() => number} random
+ * @returns {number}
+ */
+export function askAgainDelayMs(attempt, random) {
+  return ASK_AGAIN_AFTER_MS + backoff(attempt, { random });
 }
 
 /**

@@ -2,22 +2,32 @@
  * The token keeper: holds the current token and decides when a new one is needed. One mint in
  * flight per tab, bounded in time; the tabs of an origin share it (tab-sharing.js).
  *
- * A held token is *fresh* until `refreshAtMs` (leeway seconds before its expiry, in the server's
- * time) and *valid* until it expires. Between the two a refresh runs in the background; calls keep
- * using the valid token, and a refresh that fails is retried with backoff, not once per call.
+ * A held token is *fresh* until `refreshAtMs` and *valid* until it expires (both on the server's
+ * clock). Between the two a refresh runs in the background; calls keep using the valid token, and a
+ * refresh that fails is retried with backoff, not once per call.
+ *
+ * `refreshAtMs` is the token's half-life (halfway from its `iat` to its expiry), unless the page set
+ * a leeway (`refreshLeewaySec`): then that long before its expiry. The mint route hands a token out
+ * again until its half-life and mints after it, and rides through an upstream outage with the held
+ * token while that has more than a minute left: asking at the half-life keeps half a token's life in
+ * hand whenever an outage starts (ttl 600: the route answers for at least 240 s). A refresh answered
+ * with a token already past its half-life (the one held, handed back) means the route could not
+ * mint: the token is kept and the route asked again on the backoff, never at once and never after
+ * the token expires.
  */
 
 import { REASON, REFRESH } from "./constants.js";
 import { AuthEndpointError } from "./errors.js";
-import { retryAfterSec, retryDelayMs } from "./timing.js";
+import { askAgainDelayMs, retryAfterSec, retryDelayMs } from "./timing.js";
 
 /** @import { TabSharing } from "./tab-sharing.js" */
 /** @import { Timers } from "./timing.js" */
 
 /**
- * A token as the keeper holds it: the answer, its expiry in local milliseconds, the server's clock
- * skew, and when to refresh it.
- * @typedef {{ token: string, expiresAt: string, expiresAtMs: number, skewMs: number, refreshAtMs: number }} HeldToken
+ * A token as the keeper holds it: the answer, its expiry and its issue (server milliseconds; issue
+ * null when unknown), the server's clock skew, and when to refresh it (local milliseconds).
+ * @typedef {{ token: string, expiresAt: string, expiresAtMs: number, skewMs: number, issuedAtMs: number | null,
+ *   refreshAtMs: number }} HeldToken
  */
 
 /** Holds one token at a time: current() for a call, replace() after a refusal. */
@@ -56,7 +66,7 @@ export class TokenKeeper {
   /**
    * @param {object} options
    * @param {{name: string, mint: Function}} options.source where tokens come from (mint.js)
-   * @param {number} options.leewayMs refresh this long before expiry
+   * @param {number | null} options.leewayMs refresh this long before expiry; null: at the token's half-life
    * @param {number} options.timeoutMs a mint not settled by then fails (authTimeoutSec)
    * @param {number} options.waitForRefreshMs a call waits for a refresh only when the held token
    *   expires within this (requestTimeoutSec); otherwise it goes at once with the held token
@@ -225,8 +235,13 @@ export class TokenKeeper {
     if (this.#isFresh()) return this.#scheduleRefresh(); // a mint for a socket failed: the refresh stays due
     if (!this.#isValid()) return; // nothing left to keep fresh: the next call mints
     // A valid token is still held: keep it in use and try again later.
+    this.#retryIn(retryDelayMs(error, this.#refreshFailures++, this.#random));
+  }
+
+  /** Phase RETRYING: the held token stays in use, and a refresh runs after `delayMs`. */
+  #retryIn(delayMs) {
+    this.#cancelRefreshTimer();
     this.#phase = REFRESH.RETRYING;
-    const delayMs = retryDelayMs(error, this.#refreshFailures++, this.#random);
     this.#refreshTimer = this.#timers.after(delayMs, () => {
       this.#refreshTimer = null;
       this.#phase = REFRESH.ON_SCHEDULE;
@@ -248,9 +263,15 @@ export class TokenKeeper {
   async #mintAndShare(reason) {
     const record = await this.#mint(reason);
     if (this.#stopReason) throw this.#stopReason;
+    const handedBack = this.#holds(record); // no news for the other tabs
     this.#accept(record, { reason, mintedBy: "self" });
-    this.#tabs.share(record, reason);
+    if (!handedBack) this.#tabs.share(record, reason);
     return this.#record;
+  }
+
+  /** Whether `record` is the very token held (and still usable): the route handed it back. */
+  #holds(record) {
+    return this.#usable() && this.#record.token === record.token && this.#record.expiresAtMs === record.expiresAtMs;
   }
 
   /** One token from the source, or AuthEndpointError (status 0) once the timeout has passed. */
@@ -277,23 +298,42 @@ export class TokenKeeper {
     // Adopt only what outlives our own token, and never a token that is already due for refresh.
     if (this.#usable() && record.expiresAtMs <= this.#record.expiresAtMs) return;
     if (this.#held?.token === record.token) return;
-    if (record.expiresAtMs - (this.#now() + record.skewMs) <= this.#leewayMs) return;
+    if (this.#now() >= this.#withRefreshTime(record).refreshAtMs) return;
     this.#accept(record, { reason: reason ?? REASON.REFRESH, mintedBy: "tab" });
   }
 
+  /** `record` with its refresh time (local): its half-life, or the leeway before its expiry when one is set. */
   #withRefreshTime(record) {
-    const lifetimeMs = record.expiresAtMs - (this.#now() + record.skewMs);
-    // A leeway longer than half the lifetime would make every new token stale on arrival.
-    const leewayMs = Math.min(this.#leewayMs, lifetimeMs / 2);
-    return { ...record, refreshAtMs: record.expiresAtMs - record.skewMs - leewayMs };
+    const serverNowMs = this.#now() + record.skewMs;
+    if (this.#leewayMs !== null) {
+      // A leeway longer than half the remaining life would make every new token stale on arrival.
+      const leewayMs = Math.min(this.#leewayMs, (record.expiresAtMs - serverNowMs) / 2);
+      return { ...record, refreshAtMs: record.expiresAtMs - record.skewMs - leewayMs };
+    }
+    // Halfway from its issue to its expiry; a token with no (sensible) issue time counts from now.
+    const issued = record.issuedAtMs;
+    const issuedAtMs = issued !== null && issued < record.expiresAtMs ? issued : serverNowMs;
+    return { ...record, refreshAtMs: (issuedAtMs + record.expiresAtMs) / 2 - record.skewMs };
   }
 
+  /**
+   * Holds `record` (kept as it is when it is the token held, handed back) and schedules what comes
+   * next: its refresh while it is fresh; otherwise the source could not give a fresh token (the
+   * route rides through an outage), so it is asked again on the backoff.
+   */
   #accept(record, { reason, mintedBy }) {
-    this.#held = this.#withRefreshTime(record);
-    this.#refusedToken = null;
-    this.#refreshFailures = 0;
+    if (!this.#holds(record)) {
+      this.#held = this.#withRefreshTime(record);
+      this.#refusedToken = null;
+    }
+    const fresh = this.#isFresh();
+    if (fresh) this.#refreshFailures = 0;
     if (this.#phase === REFRESH.RETRYING) this.#phase = REFRESH.ON_SCHEDULE;
-    if (this.#phase === REFRESH.ON_SCHEDULE) this.#scheduleRefresh();
+    if (this.#phase === REFRESH.ON_SCHEDULE && fresh) this.#scheduleRefresh();
+    if (this.#phase === REFRESH.ON_SCHEDULE && !fresh) {
+      const delayMs = askAgainDelayMs(this.#refreshFailures++, this.#random);
+      this.#retryIn(Math.min(delayMs, this.#remainingMs())); // never after it expires
+    }
     this.#events.onToken(this.#record, { reason, mintedBy });
   }
 

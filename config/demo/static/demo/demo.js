@@ -19,7 +19,10 @@ client.on("token", ({ expiresAt, reason, mintedBy, fingerprint }) => {
   const expires = Date.parse(expiresAt);
   if (!reused) token.mintedAt = Date.now();
   token.fingerprint = fingerprint;
-  token.refreshAt = expires - config.refreshLeewaySec * 1000;
+  // The client asks again at the token's half-life, from its `iat`; the page, which never sees the token,
+  // reckons from when it first got it. With refreshLeewaySec set: that long before expiry.
+  const leewaySec = config.refreshLeewaySec;
+  token.refreshAt = leewaySec == null ? (token.mintedAt + expires) / 2 : expires - leewaySec * 1000;
   $("token-fingerprint").textContent = `…${fingerprint}`;
   $("token-minted-at").textContent = clock(token.mintedAt);
   $("token-expires-at").textContent = clock(expires);
