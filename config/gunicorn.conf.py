@@ -23,7 +23,8 @@ timeout = 30
 graceful_timeout = 10
 keepalive = 5
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS") or "127.0.0.1"
-# Django logs every request that matters (config/logging.py); no second, per-request access log.
+# The site writes one access line per request, with its id, in the site's log format (the logger
+# mintroute.access, docs/operations.md): gunicorn's own access log would be a second line without them.
 accesslog = None
 errorlog = "-"
 # Gunicorn 27's control socket lives at one fixed path per user: two sites on one machine (or the

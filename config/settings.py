@@ -86,7 +86,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "mintroute.middleware.route_answers_json",  # first: every answer on the route's path is its JSON
+    "mintroute.middleware.follow_requests",  # first: each request's id and access line (docs/operations.md)
+    "mintroute.middleware.route_answers_json",  # every answer on the route's path is its JSON
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",  # static files from Django itself, in any server
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -310,24 +311,35 @@ DEFAULT_EXCEPTION_REPORTER_FILTER = "config.error_reports.SecretsHidingReporterF
 
 # --- Logging -----------------------------------------------------------------------
 
+# Every line names the request that caused it (`request_id`, `-` for none; docs/operations.md).
+log_level = env.str("DJANGO_LOG_LEVEL", default="INFO")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {
+        "request_id": {"()": "sportsproxy.request_id.RequestIdFilter"},
+        "one_request_line": {"()": "config.logging.WithoutServerRequestLines"},
+    },
     "formatters": {
         "json": {"()": "config.logging.JsonFormatter"},
-        "text": {"format": "{asctime} {levelname} {name}: {message}", "style": "{"},
+        "text": {"format": "{asctime} {levelname} {name} [{request_id}]: {message}", "style": "{"},
     },
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
             "formatter": env.str("DJANGO_LOG_FORMAT", default="text" if DEBUG else "json"),
+            "filters": ["request_id"],
         }
     },
-    "root": {"handlers": ["console"], "level": env.str("DJANGO_LOG_LEVEL", default="INFO")},
+    "root": {"handlers": ["console"], "level": log_level},
     "loggers": {
         # Django's own console handler on "django" (debug only) would print each of its lines, such as
         # runserver's request lines, a second time beside the root's: the root's handler says them once.
         "django": {"handlers": []},
+        # One line per request (mintroute.middleware.follow_requests); WARNING turns the lines off.
+        "mintroute.access": {"level": env.str("DJANGO_ACCESS_LOG_LEVEL", default=log_level)},
+        # runserver's own line per request would repeat the access line, without the request's id.
+        "django.channels.server": {"filters": ["one_request_line"]},
         # One INFO line per upstream request is noise; SDK failures are logged by the mint route.
         "httpx2": {"level": "WARNING"},
         "httpcore2": {"level": "WARNING"},

@@ -15,6 +15,8 @@ It also ships the browser client as static files: `{% static "sports/sports-clie
     mintroute/conf.py       the settings and their problems (checks.py reports them)
     mintroute/readiness.py  GET /readyz's checks; metrics.py, the counts GET /metrics serves;
                             operations.py, those two views (`mintroute.urls.operations`)
+    mintroute/request_ids.py, access_log.py   each request's id and its access line
+                            (`mintroute.middleware.follow_requests`)
 
 The names below are the route's public surface for your own views (loaded on first use, so that
 importing the package loads nothing else).

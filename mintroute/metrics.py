@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from mintroute import conf, reuse, sharing
+from mintroute.access_log import note_outcome
 from sportsproxy.errors import SportsAPIError, SportsTimeout, SportsUnavailable
 from sportsproxy.service import ERROR_CODES
 
@@ -126,6 +127,7 @@ def bounded(value: str, allowed: frozenset[str]) -> str:
 
 def count(outcome: str) -> None:
     """One answer of the route: its row's `error` code, or minted, reused, shared, ridden_through."""
+    note_outcome(outcome)  # for the request's access line, metrics on or off
     if enabled():
         _quietly(lambda: _metrics().requests.labels(outcome=bounded(outcome, OUTCOMES)).inc())
 

@@ -1,12 +1,19 @@
 """Optional middleware for a site that hosts the route; add each to MIDDLEWARE by its path.
 
-- `route_answers_json`, first in MIDDLEWARE: every answer on the route's path is one of the route's
-  JSON rows with `Cache-Control: no-store`, including those Django or another middleware would
-  make. Before the chain: a Host not in ALLOWED_HOSTS, or a POST body declared over the route's
-  limit, is 400 `bad_request` (the body is never read). After it: once the route's view has
-  answered, nothing beneath can replace its answer (a session store failing in SessionMiddleware's
-  save under SESSION_SAVE_EVERY_REQUEST costs no minted token: the view's answer is given); an
-  error page that Django made before the view ran becomes the row for its status (`foreign_row`).
+- `follow_requests`, first in MIDDLEWARE (before `route_answers_json`): each request gets an id (the
+  `X-Request-ID` of a trusted proxy, else a new one; mintroute.request_ids), answered in its own
+  `X-Request-ID`, sent to the service with the SDK's calls and written on every log line it causes
+  (with `sportsproxy.request_id.RequestIdFilter` on the log handler); and one access line per
+  request through the logger `mintroute.access` (mintroute.access_log). Outermost, it sees every
+  answer, those of the middleware below included, and times the whole chain.
+- `route_answers_json`, first in MIDDLEWARE (after `follow_requests`): every answer on the route's
+  path is one of the route's JSON rows with `Cache-Control: no-store`, including those Django or
+  another middleware would make. Before the chain: a Host not in ALLOWED_HOSTS, or a POST body
+  declared over the route's limit, is 400 `bad_request` (the body is never read). After it: once
+  the route's view has answered, nothing beneath can replace its answer (a session store failing in
+  SessionMiddleware's save under SESSION_SAVE_EVERY_REQUEST costs no minted token: the view's
+  answer is given); an error page that Django made before the view ran becomes the row for its
+  status (`foreign_row`).
 - `forget_token_on_logout`: logging out also deletes the remembered-token cookie from the browser.
   Without it a logged-out browser's cookie is never honoured again (the login it was bound to has
   ended, mintroute.reuse) and expires with its token; with it, the logout's own response deletes
@@ -39,6 +46,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.decorators import sync_and_async_middleware
 
 from mintroute import metrics
+from mintroute.access_log import answered, following
 from mintroute.admission import MAX_BODY_BYTES, OVERSIZE_BODY
 from mintroute.errors import RouteError, authentication_unavailable
 from mintroute.reuse import TOKEN_COOKIE
@@ -56,6 +64,25 @@ View = TypeVar("View", bound=Callable[..., Any])
 def _note_logout(sender: Any, request: HttpRequest | None = None, **kwargs: Any) -> None:
     if request is not None:
         setattr(request, _LOGGED_OUT, True)
+
+
+@sync_and_async_middleware
+def follow_requests(get_response: Callable[[HttpRequest], Any]) -> Callable[[HttpRequest], Any]:
+    """First in MIDDLEWARE: each request's id, its `X-Request-ID` answer header and its access line."""
+    if iscoroutinefunction(get_response):
+
+        async def async_middleware(request: HttpRequest) -> HttpResponseBase:
+            with following(request) as followed:
+                awaited: Awaitable[HttpResponseBase] = get_response(request)
+                return answered(request, await awaited, followed)
+
+        return async_middleware
+
+    def middleware(request: HttpRequest) -> HttpResponseBase:
+        with following(request) as followed:
+            return answered(request, get_response(request), followed)
+
+    return middleware
 
 
 @sync_and_async_middleware
@@ -115,7 +142,7 @@ def route_view(view: View) -> View:
 
 @sync_and_async_middleware
 def route_answers_json(get_response: Callable[[HttpRequest], Any]) -> Callable[[HttpRequest], Any]:
-    """First in MIDDLEWARE: on the route's path, every answer is one of the route's JSON rows."""
+    """First in MIDDLEWARE (after follow_requests): on the route's path, every answer is one of its JSON rows."""
     if iscoroutinefunction(get_response):
 
         async def async_middleware(request: HttpRequest) -> HttpResponseBase:

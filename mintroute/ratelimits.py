@@ -111,20 +111,23 @@ def client_address(request: HttpRequest) -> ipaddress.IPv4Address | ipaddress.IP
     """The client's own address, not grouped (an IPv4 address carried in IPv6 as itself): the forwarded
     one when the peer is a trusted proxy, else the peer's; None when unparsable."""
     peer = str(request.META.get("REMOTE_ADDR", ""))
-    proxies = conf.trusted_proxy_count()
-    forwarded = _forwarded_for(request, proxies) if proxies > 0 and _is_trusted_proxy(peer) else None
+    forwarded = _forwarded_for(request, conf.trusted_proxy_count()) if relayed_by_trusted_proxy(request) else None
     parsed = _address(forwarded or peer)
     if isinstance(parsed, ipaddress.IPv6Address):
         return ipv4_inside(parsed) or parsed
     return parsed
 
 
+def relayed_by_trusted_proxy(request: HttpRequest) -> bool:
+    """True when the site sits behind proxies (SPORTS_TRUSTED_PROXY_COUNT above 0) and this connection's
+    own peer is one of them (SPORTS_TRUSTED_PROXIES): only then is a header the proxy sets believed."""
+    return conf.trusted_proxy_count() > 0 and _is_trusted_proxy(str(request.META.get("REMOTE_ADDR", "")))
+
+
 def relayed_without_its_client(request: HttpRequest) -> bool:
     """True when a trusted proxy relayed the request with fewer X-Forwarded-For entries than
     SPORTS_TRUSTED_PROXY_COUNT: the client is unknown (the limits count it by the proxy's address)."""
-    proxies = conf.trusted_proxy_count()
-    peer = str(request.META.get("REMOTE_ADDR", ""))
-    return proxies > 0 and _is_trusted_proxy(peer) and _forwarded_for(request, proxies) is None
+    return relayed_by_trusted_proxy(request) and _forwarded_for(request, conf.trusted_proxy_count()) is None
 
 
 def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:

@@ -1,6 +1,7 @@
 """The sports-data service from the integrator's side.
 
-    sportsproxy/            the SDK core: client, errors, responses, the service's facts; no Django
+    sportsproxy/            the SDK core: client, errors, responses, the service's facts, the request id
+                            it sends (request_id.py); no Django
     sportsproxy/realtime    the SDK's WebSocket, imported only when a socket is opened (extra `realtime`)
     sportsproxy/django/     the Django glue: settings, the shared client, system checks
     sportsproxy/sandbox/    the embedded stand-in for the service, a Django app (extra `sandbox`)

@@ -4,8 +4,9 @@
         token = client.tokens.create(ttl=600)
         page = client.matches.list(sports=["football"], limit=10)
 
-`AsyncSportsClient` has the same surface with awaitable methods. Framework-free: this
-module and its siblings `errors.py` and `responses.py` import nothing from Django.
+`AsyncSportsClient` has the same surface with awaitable methods. A call made inside
+`sportsproxy.request_id.use_request_id(...)` carries that id as `X-Request-ID`. Framework-free: this
+module and its siblings `errors.py`, `responses.py` and `request_id.py` import nothing from Django.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from sportsproxy.errors import (
     api_error,
 )
 from sportsproxy.extras import install_hint
+from sportsproxy.request_id import REQUEST_ID_HEADER, current_request_id
 from sportsproxy.responses import MatchPage, TokenResponse
 from sportsproxy.service import (
     DEFAULT_MAX_RETRIES,
@@ -134,6 +136,9 @@ class _RpcProtocol:
         request_id = uuid.uuid4().hex
         body = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}).encode()
         headers = {"Authorization": f"Bearer {self._credential}", "Content-Type": "application/json"}
+        followed = current_request_id()  # the caller's request, for the service's logs (sportsproxy.request_id)
+        if followed is not None:
+            headers[REQUEST_ID_HEADER] = followed
         return request_id, headers, body
 
     def retry_delay(self, attempt: int) -> float:

@@ -24,35 +24,45 @@ def http_response(body: bytes, *, status: str = "200 OK", content_type: str = "a
 
 
 def _read_request(connection: socket.socket) -> bytes:
+    return _read_head_and_body(connection)[1]
+
+
+def _read_head_and_body(connection: socket.socket) -> tuple[dict[str, str], bytes]:
+    """The request's headers (names in lower case) and its body."""
     data = b""
     while b"\r\n\r\n" not in data:
         chunk = connection.recv(65536)
         if not chunk:
-            return b""
+            return {}, b""
         data += chunk
     head, _, body = data.partition(b"\r\n\r\n")
-    length = 0
-    for line in head.split(b"\r\n"):
-        if line.lower().startswith(b"content-length:"):
-            length = int(line.split(b":", 1)[1])
+    headers = {}
+    for line in head.decode("latin-1").split("\r\n")[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    length = int(headers.get("content-length") or 0)
     while len(body) < length:
         chunk = connection.recv(65536)
         if not chunk:
             break
         body += chunk
-    return body
+    return headers, body
 
 
 @contextmanager
-def fake_upstream(reply: Reply) -> Iterator[str]:
-    """Serve `reply` on 127.0.0.1 (a free port) and yield the base URL; stops on exit."""
+def fake_upstream(reply: Reply, *, heads: list[dict[str, str]] | None = None) -> Iterator[str]:
+    """Serve `reply` on 127.0.0.1 (a free port) and yield the base URL; stops on exit. Each request's
+    headers are appended to `heads` when it is given."""
     server = socket.create_server(("127.0.0.1", 0))
     stop = threading.Event()
     open_connections: list[socket.socket] = []
 
     def serve(connection: socket.socket) -> None:
         with connection:
-            answer = reply(_read_request(connection))
+            headers, body = _read_head_and_body(connection)
+            if heads is not None:
+                heads.append(headers)
+            answer = reply(body)
             if answer is None:
                 stop.wait(30)  # hold the connection open without a word
                 return

@@ -3,7 +3,11 @@
 
 from __future__ import annotations
 
+import io
+import logging
+import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
@@ -104,3 +108,49 @@ def post_token(browser: Client, body: str | None = None, *, csrf: bool = True, *
 def upstream_calls(api_key: str) -> int:
     """tokens.create calls the sandbox has counted for the key's account this minute."""
     return quota.requests_used(ApiKey.objects.get(secret_hash=hash_secret(api_key)).account.public_id)
+
+
+TEXT_LINE = re.compile(r"^\S+ \S+ (?P<level>[A-Z]+) (?P<logger>\S+) \[(?P<request_id>[^\]]*)\]: (?P<message>.*)$")
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line of the text format (config.settings' "text" formatter), read back."""
+
+    level: str
+    logger: str
+    request_id: str
+    message: str
+
+
+class Console:
+    """What the site's console log handler (settings.LOGGING's "console") wrote during a test."""
+
+    def __init__(self, handler: logging.StreamHandler[Any], stream: io.StringIO) -> None:
+        self.handler = handler
+        self._stream = stream
+
+    def lines(self) -> list[str]:
+        return self._stream.getvalue().splitlines()
+
+    def records(self) -> list[Line]:
+        """The lines that start a record (a traceback's lines do not)."""
+        return [Line(**found.groupdict()) for line in self.lines() if (found := TEXT_LINE.match(line))]
+
+    def of(self, request_id: str, logger: str | None = None) -> list[Line]:
+        """The records of `request_id` (of `logger` only, when given)."""
+        return [line for line in self.records() if line.request_id == request_id and logger in (None, line.logger)]
+
+
+@pytest.fixture
+def console() -> Iterator[Console]:
+    """The lines the site's own log handler writes, as it writes them (its filter and format)."""
+    handler = next(each for each in logging.getLogger().handlers if each.name == "console")
+    assert isinstance(handler, logging.StreamHandler)
+    stream, formatter = io.StringIO(), handler.formatter
+    previous = handler.setStream(stream)
+    try:
+        yield Console(handler, stream)
+    finally:
+        handler.setStream(previous)
+        handler.setFormatter(formatter)

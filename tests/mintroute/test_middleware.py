@@ -1,6 +1,7 @@
 """mintroute.middleware: every answer on the route's path is one of its JSON rows (route_answers_json,
 against both entries); under ASGI, run_chain_in_one_thread runs the site's middleware in the
-request's thread."""
+request's thread; one request is followed by its id (follow_requests) on every line it causes and
+to the service, through each entry and an async chain."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from django.test import AsyncClient, Client
 from mintroute.admission import MAX_BODY_BYTES
 from mintroute.sharing import REPLACEMENT_WINDOW
 from sportsproxy.sandbox.clock import ManualClock
-from tests.mintroute.conftest import wsgi_only
+from tests.mintroute.conftest import Console, wsgi_only
 from tests.mintroute.entries import ENTRIES, Entry, assert_refusal, serve_entry
 from tests.production.tcp_proxy import TcpProxy
 from tests.redis_server import RedisServer
@@ -193,3 +194,60 @@ def test_over_an_async_chain_every_answer_is_json_too(async_chain_entry: Entry) 
     assert_refusal(browser.mint(headers={"Host": "evil.example"}), 400, "bad_request")
     assert_refusal(async_chain_entry.anonymous().mint("x" * (MAX_BODY_BYTES + 1)), 400, "bad_request")
     assert_refusal(async_chain_entry.anonymous().mint(), 401, "not_authenticated")
+
+
+# --- follow_requests: one request's id on its answer, its log lines and the service's call ---------
+def service_reply(body: bytes) -> bytes:
+    """The service: a token, or an internal error for a call with ttl 61 (a failing mint)."""
+    call = json.loads(body)
+    if call["params"]["ttl"] == 61:
+        error = {"code": "internal_error", "message": "The service failed."}
+        return http_response(json.dumps({"jsonrpc": "2.0", "id": call["id"], "error": error}).encode())
+    result = {"token": f"a.b.{secrets.token_hex(4)}", "expiresAt": ANSWERED}
+    return http_response(json.dumps({"jsonrpc": "2.0", "id": call["id"], "result": result}).encode())
+
+
+@pytest.fixture
+def service(settings: Any, caplog: pytest.LogCaptureFixture) -> Iterator[list[dict[str, str]]]:
+    """The service on a real socket, behind a site with a proxy in front (the test's peer, 127.0.0.1);
+    the SDK's debug lines shown. Yields the headers of each call the service received."""
+    heads: list[dict[str, str]] = []
+    caplog.set_level("DEBUG", logger="sportsproxy.client")
+    with fake_upstream(service_reply, heads=heads) as url:
+        settings.SPORTS_TRANSPORT = "http"
+        settings.SPORTS_BASE_URL = url
+        settings.SPORTS_TRUSTED_PROXY_COUNT = 1
+        yield heads
+
+
+def test_a_request_is_followed_on_djangos_the_routes_and_the_sdks_lines_and_to_the_service(
+    entry: Entry, service: list[dict[str, str]], console: Console, settings: Any
+) -> None:
+    settings.SPORTS_TOKEN_TTL = 61  # the service fails this mint
+    answer = entry.browser().mint('{"reason": "unauthorized"}', headers={"X-Request-ID": "followed-1"})
+
+    assert_refusal(answer, 502, "upstream_error")
+    assert answer.headers["X-Request-ID"] == "followed-1"
+    assert [head.get("x-request-id") for head in service] == ["followed-1"]
+    lines = {(line.logger, line.message.split(":")[0]) for line in console.of("followed-1")}
+    assert lines >= {
+        ("sportsproxy.client", "POST http"),  # the SDK's call
+        ("mintroute.minting", "Mint failed upstream"),  # the route's
+        ("django.request", "Bad Gateway"),  # Django's, written once the middleware has answered
+    }, console.lines()
+    [access] = console.of("followed-1", "mintroute.access")
+    assert access.message.startswith("POST /api/sports-token 502 outcome=upstream_error ")
+
+
+@pytest.mark.parametrize("async_chain_entry", ENTRIES[1:], indirect=True)
+def test_over_an_async_chain_the_request_is_followed_too(
+    async_chain_entry: Entry, service: list[dict[str, str]], console: Console
+) -> None:
+    answer = async_chain_entry.browser().mint('{"reason": "unauthorized"}', headers={"X-Request-ID": "followed-2"})
+
+    assert answer.status_code == 200, answer.text
+    assert answer.headers["X-Request-ID"] == "followed-2"
+    assert [head.get("x-request-id") for head in service] == ["followed-2"]
+    [access] = console.of("followed-2", "mintroute.access")
+    assert access.message.startswith("POST /api/sports-token 200 outcome=minted ")
+    assert console.of("followed-2", "sportsproxy.client") != []

@@ -206,3 +206,15 @@ def test_metrics_fail_closed_where_the_proxy_names_no_client(node: Cluster, prox
         assert through_nginx.get("/metrics").status_code == 200
     unnamed = httpx2.get(f"{node.urls[0]}/metrics", headers={"X-Real-IP": "203.0.113.9"}, timeout=10)
     assert unnamed.status_code == 404
+
+
+def test_only_the_proxy_chooses_the_request_id(node: Cluster, proxy: str) -> None:
+    """gunicorn as `make serve` runs it: an X-Request-ID from the proxy's address is the request's, answered back;
+    a client past the proxy gets a new id whatever it sends. Through nginx every answer carries one."""
+    from_the_proxy = httpx2.get(f"{node.urls[0]}/healthz", headers={"X-Request-ID": "nginx-id-1"}, timeout=10)
+    assert from_the_proxy.headers["X-Request-ID"] == "nginx-id-1"
+    (stranger,) = fresh_addresses(1)
+    with client_from(node.urls[0], stranger) as past_the_proxy:
+        chosen = past_the_proxy.get("/healthz", headers={"X-Request-ID": "chosen-by-the-client"})
+    assert re.fullmatch("[0-9a-f]{32}", chosen.headers["X-Request-ID"])
+    assert re.fullmatch(r"[\w.:+=/@-]{1,128}", httpx2.get(f"{proxy}/healthz", timeout=10).headers["X-Request-ID"])

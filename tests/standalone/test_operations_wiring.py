@@ -1,7 +1,8 @@
 """docs/operations.md's lines for an existing site, pasted as they stand into a new `django-admin
 startproject` site (after the README's wiring): with the wheel's `metrics` extra, two gunicorn
-workers add up their counts at /metrics and /readyz answers; without prometheus_client the site
-still works, and turning the metrics on is a check error that names the extra."""
+workers add up their counts at /metrics, /readyz answers and a mint is followed by its id; without
+prometheus_client the site still works, and turning the metrics on is a check error that names the
+extra."""
 
 from __future__ import annotations
 
@@ -116,8 +117,13 @@ def test_two_gunicorn_workers_add_up_their_counts_and_the_probe_answers(
             assert counts(url)["not_authenticated"] == sent
         with log_in(url, login_path="/admin/login/") as browser:
             csrf = {"X-CSRFToken": browser.cookies["csrftoken"]}
-            assert browser.post("/api/sports-token", json={}, headers=csrf).status_code == 200
+            minted = browser.post("/api/sports-token", json={}, headers=csrf)
+            assert minted.status_code == 200
         assert counts(url)["minted"] == 1
+        request_id = minted.headers["X-Request-ID"]  # followed: its id answered and on its access line
+        assert re.search(
+            rf"mintroute.access \[{request_id}\]: POST /api/sports-token 200 outcome=minted ", log_path.read_text()
+        )
     except BaseException as error:
         error.add_note(f"gunicorn printed:\n{log_path.read_text()}")
         raise
