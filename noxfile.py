@@ -1,8 +1,8 @@
 """The test matrix: every supported pair of Python and Django, one virtual environment each.
 
-`make matrix` (CI runs it after `make test`: .ci/run) runs them but the site's own pair (SITE_PAIR: `make test`'s pytest run is
-that pair, with every test), two at a time; `nox -s "tests(python='3.13', django='6.1')"` runs one pair, `nox
---list` names them all. The pairs are read from pyproject.toml's classifiers, so what the
+`make matrix` (CI runs it after `make test`: .ci/run) runs them but the site's own pair (SITE_PAIR: `make
+test`'s pytest run is that pair, with every test), two at a time; `nox -s "tests(python='3.13', django='6.1')"`
+runs one pair, `nox --list` names them all. The pairs are read from pyproject.toml's classifiers, so what the
 package declares and what is tested cannot drift apart. Each environment holds this project's
 runtime requirements at the lock's pins (tests/lock.py) with the pair's Django in place of the lock's, and
 pytest; every package they pull in is held to the lock's pin too (pip's constraints, without hashes: the
