@@ -17,6 +17,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.management.utils import get_random_secret_key
 
 from config import project
+from config.database import database_settings
 from config.service_addresses import browser_addresses
 
 # Lets generic Django classes be written with type parameters (admin.ModelAdmin[Model]).
@@ -123,11 +124,19 @@ TEMPLATES = [
 
 # --- Database and cache ------------------------------------------------------------
 
-# DATABASE_URL picks the engine (e.g. postgres://user@127.0.0.1:5432/db); SQLite otherwise.
+# DATABASE_URL picks the engine (e.g. postgres://user@127.0.0.1:5432/db, or several hosts:
+# postgres://user@h1:5432,h2:5432/db?target_session_attrs=primary); SQLite otherwise (config/database.py).
 DATABASE_URL = env.str("DATABASE_URL", default="") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}"
-DATABASES = {"default": env.db_url_config(DATABASE_URL)}
-if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    DATABASES["default"]["ENGINE"] = "config.sqlite3"  # the same backend, creating its file with mode 0600
+# Seconds PostgreSQL may take to accept a connection (each host; whole seconds, 2 at least) and to answer
+# a statement (the site itself gives up half a second later): a database that never answers costs a
+# request a few seconds and a 503, never a hung worker. 0 waits without a bound.
+DATABASE_CONNECT_TIMEOUT = env.int("DATABASE_CONNECT_TIMEOUT", default=2)
+DATABASE_STATEMENT_TIMEOUT = env.float("DATABASE_STATEMENT_TIMEOUT", default=2.0)
+DATABASES = {
+    "default": database_settings(
+        DATABASE_URL, connect_timeout=DATABASE_CONNECT_TIMEOUT, statement_timeout=DATABASE_STATEMENT_TIMEOUT
+    )
+}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # The cache holds rate-limit counters; REDIS_URL shares them between processes.

@@ -3,7 +3,9 @@
 `cut()` stops listening and resets every open connection (the database is unreachable: new
 connections are refused, open ones break); `restore()` listens again on the same port.
 `silence()` keeps listening but forwards nothing: a new connection is accepted and never answered
-(a database that hangs), until `restore()`.
+(a database that hangs), until `restore()`. `black_hole()` does the same to the open connections too:
+what either side sends is read (so TCP acknowledges it) and dropped, as a proxy in front of a
+partitioned database does. A connection that lost bytes stays broken after `restore()`.
 """
 
 from __future__ import annotations
@@ -28,15 +30,22 @@ class TcpProxy:
         self._listener: socket.socket | None = None
         self._acceptor: threading.Thread | None = None
         self._silent = threading.Event()
+        self._dropping = threading.Event()
         self.accepted = 0  # connections accepted since the start: how many the server opened
 
     def silence(self) -> None:
         """Accept new connections and never answer them (open ones keep forwarding)."""
         self._silent.set()
 
+    def black_hole(self) -> None:
+        """Accept new connections and never answer them; read and drop what the open ones send."""
+        self._dropping.set()
+        self._silent.set()
+
     def restore(self) -> None:
         """Listen (again) on `self.port` and forward every connection to the target."""
         self._silent.clear()
+        self._dropping.clear()
         if self._listener is not None:
             return
         self._stop.clear()
@@ -92,7 +101,8 @@ class TcpProxy:
     def _pump(self, source: socket.socket, sink: socket.socket) -> None:
         with contextlib.suppress(OSError):
             while chunk := source.recv(65536):
-                sink.sendall(chunk)
+                if not self._dropping.is_set():
+                    sink.sendall(chunk)
         with contextlib.suppress(OSError):
             sink.shutdown(socket.SHUT_WR)
 

@@ -4,8 +4,10 @@
 cuts and its cache a Redis of the test's own that it stops: while the database is unreachable every
 mint is 503 `authentication_unavailable` JSON (with `Retry-After` and `no-store`), never Django's
 HTML 500, and the login pages are a 503 page with `Retry-After` that says to try again shortly;
-once the store is back, both answer as before. A database cut after the mint, before
-SessionMiddleware saves the session (SESSION_SAVE_EVERY_REQUEST), costs no token. And sessions kept
+once the store is back, both answer as before. A database that never answers (the proxy a black hole:
+it accepts and acknowledges, and nothing comes back) makes the route and the pages answer 503 within
+5 s. A database cut after the mint, before SessionMiddleware saves the session
+(SESSION_SAVE_EVERY_REQUEST), costs no token, nor does one that stops answering there. And sessions kept
 in a Redis of the test's own, cut away or stopped: the same 503, then the route answers from the
 store again. The same node shows that the route's path answers JSON whatever would answer it
 otherwise: a Host not in ALLOWED_HOSTS, a body declared over the limit (refused before it is sent).
@@ -20,7 +22,8 @@ import secrets
 import shutil
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
@@ -231,18 +234,66 @@ def test_the_login_pages_answer_503_while_the_cache_is_stopped_then_recover(prox
         pages.close()
 
 
+# --- a database that never answers: a partition behind a proxy, not a refusal -----------------------
+NEVER_ANSWERS_WITHIN_SECONDS = 5  # the rule's bound for each answer while the database never answers
+
+
+def timed(request: Callable[[], httpx2.Response]) -> tuple[httpx2.Response, float]:
+    started = time.monotonic()
+    answer = request()
+    return answer, time.monotonic() - started
+
+
+def test_the_route_and_the_pages_answer_503_within_5_s_while_the_database_never_answers(
+    proxied_node: ProxiedNode,
+) -> None:
+    # The node's default: a new connection per request, which the black hole accepts and never answers.
+    user = logged_in(proxied_node.node.urls[0])
+    requests: dict[str, Callable[[], httpx2.Response]] = {
+        "POST /api/sports-token": lambda: mint(user),
+        "GET /accounts/login/": lambda: user.get("/accounts/login/"),
+        "GET /": lambda: user.get("/"),
+        "GET /admin/": lambda: user.get("/admin/"),
+    }
+    try:
+        proxied_node.database.black_hole()
+        try:
+            with ThreadPoolExecutor(len(requests)) as side_by_side:
+                running = {what: side_by_side.submit(timed, request) for what, request in requests.items()}
+                answers = {what: each.result() for what, each in running.items()}
+        finally:
+            proxied_node.database.restore()
+        for what, (answer, took) in answers.items():
+            assert took < NEVER_ANSWERS_WITHIN_SECONDS, (what, took)
+            if what == "POST /api/sports-token":
+                assert_authentication_unavailable(answer, answer.headers)
+            else:
+                assert_polite(answer, what)
+                assert answer.headers["Content-Type"].startswith("text/html")
+
+        assert mint(user).status_code == 200
+        assert user.get("/accounts/login/").status_code == 200
+    finally:
+        user.close()
+
+
 # --- a database cut after the mint, before the session is saved -----------------------------------
 class CuttingService:
     """The service's tokens.create on a socket; while `cut_at_the_mint` is set it cuts the site's
-    database before it answers, so the site's next database write is SessionMiddleware's save."""
+    database before it answers, so the site's next database write is SessionMiddleware's save; while
+    `black_hole_at_the_mint` is set it turns the database's proxy into a black hole instead, so that
+    save waits on a connection made before the partition."""
 
     def __init__(self, database: TcpProxy) -> None:
         self.database = database
         self.cut_at_the_mint = threading.Event()
+        self.black_hole_at_the_mint = threading.Event()
 
     def reply(self, body: bytes) -> bytes:
         if self.cut_at_the_mint.is_set():
             self.database.cut()
+        if self.black_hole_at_the_mint.is_set():
+            self.database.black_hole()
         request = json.loads(body)
         ttl = request["params"]["ttl"]
         expires_at = (datetime.now(UTC) + timedelta(seconds=ttl)).isoformat(timespec="seconds")
@@ -296,6 +347,32 @@ def test_a_database_cut_after_the_mint_costs_no_token(
 
         recovered = mint(browser)  # the same login: its session was never lost
         assert recovered.status_code == 200, recovered.text
+    finally:
+        browser.close()
+
+
+def test_a_database_that_stops_answering_after_the_mint_costs_no_token_and_no_wait(
+    node_saving_every_request: tuple[Cluster, CuttingService],
+) -> None:
+    # The session's save waits on the connection the request opened before the partition, which
+    # PostgreSQL's statement_timeout cannot end: the site's own bound does, and the mint is given.
+    node, service = node_saving_every_request
+    browser = logged_in(node.urls[0])
+    try:
+        opened = service.database.accepted
+        service.black_hole_at_the_mint.set()
+        try:
+            answer, took = timed(lambda: mint(browser))
+        finally:
+            service.black_hole_at_the_mint.clear()
+            service.database.restore()
+        assert took < NEVER_ANSWERS_WITHIN_SECONDS, took
+        # One connection: the save waited on the request's own, and no new one was dialled into the partition.
+        assert service.database.accepted == opened + 1
+        assert answer.status_code == 200, answer.text
+        assert set(answer.json()) == {"token", "expiresAt"}
+
+        assert browser.get("/accounts/login/").status_code == 200  # the same login, on a new connection
     finally:
         browser.close()
 
