@@ -4,6 +4,8 @@ SPORTS_METRICS is on; `GET /metrics` (mintroute.operations) serves them.
 - `sports_token_requests_total{outcome}`: every answer of the route, counted where the route decides
   it (mintroute.views, `count`): the row's `error` code, or `minted`, `reused` ("login" mode),
   `shared` ("site" mode: the site's token, minted by another caller), `ridden_through`.
+- `sports_token_request_seconds{outcome}`: how long each of those answers took, observed by the same
+  `count`, from when the route first saw the request (`start`: route_answers_json, else the view).
 - `sports_token_upstream_seconds{result}`: how long each `tokens.create` call took (mintroute.minting,
   `upstream_call`), by its result: `ok`, the service's error code, `timeout` or `unavailable` (any value outside
   these fixed sets is counted as `other`).
@@ -46,11 +48,16 @@ logger = logging.getLogger(__name__)
 MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"  # prometheus_client's own variable
 # tokens.create takes tens of milliseconds when all is well; SPORTS_TIMEOUT (5 s) and its retries bound it.
 UPSTREAM_BUCKETS = (0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
+# A reused token is answered in milliseconds, a mint in tens of them; an answer that waits on the service is
+# bounded by SPORTS_TIMEOUT per attempt and the SDK's retries (sportsproxy.service.longest_call_seconds, 23 s
+# with the defaults), and the browser client gives up after 10 s (authTimeoutSec). 2.5 s is the alerts' "slow".
+REQUEST_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
 
 @dataclass(frozen=True)
 class _Metrics:
     requests: Any
+    request_seconds: Any
     upstream: Any
     login_throttled: Any
 
@@ -63,6 +70,13 @@ def make_metrics(registry: Any = None) -> _Metrics:
     return _Metrics(
         requests=Counter(
             "sports_token_requests", "Answers of POST /api/sports-token, by outcome.", ["outcome"], registry=into
+        ),
+        request_seconds=Histogram(
+            "sports_token_request_seconds",
+            "Time to answer POST /api/sports-token, by outcome.",
+            ["outcome"],
+            buckets=REQUEST_BUCKETS,
+            registry=into,
         ),
         upstream=Histogram(
             "sports_token_upstream_seconds",
@@ -109,9 +123,10 @@ def enabled() -> bool:
 # Every label value comes from a fixed set: a value outside it (a code the service made up) is counted as OTHER,
 # so nothing a caller or the service sends can grow the series without bound.
 OTHER = "other"
+ANSWERED_200 = frozenset({"minted", "reused", "shared", "ridden_through"})  # the outcomes that hand out a token
 OUTCOMES = frozenset(
     {
-        *("minted", "reused", "shared", "ridden_through"),
+        *ANSWERED_200,
         *("not_authenticated", "csrf_failed", "forbidden", "bad_request", "method_not_allowed", "rate_limited"),
         *("upstream_unauthorized", "upstream_error", "upstream_unavailable", "upstream_timeout"),
         *("rate_limit_unavailable", "authentication_unavailable"),
@@ -125,11 +140,28 @@ def bounded(value: str, allowed: frozenset[str]) -> str:
     return value if value in allowed else OTHER
 
 
-def count(outcome: str) -> None:
-    """One answer of the route: its row's `error` code, or minted, reused, shared, ridden_through."""
+_STARTED = "_mintroute_started"  # on the request: when the route first saw it
+clock: Callable[[], float] = time.perf_counter  # replaced by tests to move time
+
+
+def start(request: object) -> None:
+    """Note that the route sees `request` now; its answer's time counts from the first note."""
+    if getattr(request, _STARTED, None) is None:
+        setattr(request, _STARTED, clock())
+
+
+def count(outcome: str, request: object = None) -> None:
+    """One answer of the route: its row's `error` code, or minted, reused, shared, ridden_through; and,
+    for a `request` the route noted (`start`), the time it took."""
     note_outcome(outcome)  # for the request's access line, metrics on or off
-    if enabled():
-        _quietly(lambda: _metrics().requests.labels(outcome=bounded(outcome, OUTCOMES)).inc())
+    if not enabled():
+        return
+    label = bounded(outcome, OUTCOMES)
+    _quietly(lambda: _metrics().requests.labels(outcome=label).inc())
+    started = getattr(request, _STARTED, None)
+    if started is not None:
+        elapsed = clock() - started
+        _quietly(lambda: _metrics().request_seconds.labels(outcome=label).observe(elapsed))
 
 
 def count_login_throttled() -> None:

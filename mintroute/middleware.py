@@ -120,11 +120,13 @@ def run_chain_in_one_thread(
 # --- route_answers_json ---------------------------------------------------------------------------
 def route_view(view: View) -> View:
     """Marks `view` (sync or async) as the route's: its answer is kept on the request, so that
-    route_answers_json tells it from an answer Django or a middleware made."""
+    route_answers_json tells it from an answer Django or a middleware made; and the time the route
+    first saw the request is noted (unless route_answers_json did), for its answer's duration."""
     if iscoroutinefunction(view):
 
         @wraps(view)
         async def kept_async(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+            metrics.start(request)
             response: HttpResponseBase = await view(request, *args, **kwargs)
             setattr(request, _VIEW_ANSWER, response)
             return response
@@ -133,6 +135,7 @@ def route_view(view: View) -> View:
 
     @wraps(view)
     def kept(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        metrics.start(request)
         response: HttpResponseBase = view(request, *args, **kwargs)
         setattr(request, _VIEW_ANSWER, response)
         return response
@@ -149,9 +152,10 @@ def route_answers_json(get_response: Callable[[HttpRequest], Any]) -> Callable[[
             if not _on_the_route(request):
                 awaited: Awaitable[HttpResponseBase] = get_response(request)
                 return await awaited
+            metrics.start(request)
             refusal = _refused_before_the_chain(request)
             if refusal is not None:
-                return _answer(refusal)
+                return _answer(refusal, request)
             return _the_routes_answer(request, await get_response(request))
 
         return async_middleware
@@ -160,9 +164,10 @@ def route_answers_json(get_response: Callable[[HttpRequest], Any]) -> Callable[[
         if not _on_the_route(request):
             response: HttpResponseBase = get_response(request)
             return response
+        metrics.start(request)
         refusal = _refused_before_the_chain(request)
         if refusal is not None:
-            return _answer(refusal)
+            return _answer(refusal, request)
         return _the_routes_answer(request, get_response(request))
 
     return middleware
@@ -208,12 +213,12 @@ def _the_routes_answer(request: HttpRequest, response: HttpResponseBase) -> Http
             response.status_code,
         )
         return answered
-    return _answer(foreign_row(response))
+    return _answer(foreign_row(response), request)
 
 
-def _answer(refusal: RouteError) -> HttpResponseBase:
+def _answer(refusal: RouteError, request: HttpRequest) -> HttpResponseBase:
     """A row the view never gave, counted like the view's own refusals (mintroute.metrics)."""
-    metrics.count(refusal.error_code)
+    metrics.count(refusal.error_code, request)
     return refusal.as_response()
 
 

@@ -7,7 +7,7 @@ service on the event loop with the SDK's async client, so no thread is held whil
 
 In "site" mode (SPORTS_TOKEN_SHARING) the mint is the site's single flight (mintroute.sharing); in
 both modes a mint that fails on the service's side may ride through (mintroute.ridethrough).
-Each answer is counted once, by its outcome, where the entry decides it (mintroute.metrics).
+Each answer is counted once, by its outcome and with its time, where the entry decides it (mintroute.metrics).
 """
 
 from __future__ import annotations
@@ -44,19 +44,19 @@ def sports_token(request: HttpRequest) -> HttpResponse:
     try:
         admission = admit(request)
         if admission.reusable is not None:
-            count(handed_out(admission))
+            count(handed_out(admission), request)
             return token_answer(admission.reusable)
         own = OwnMint()
         try:
             minted = _mint(admission, own)
         except RouteError as refusal:
             held = ride_through(refusal, request, admission)
-            count("ridden_through")
+            count("ridden_through", request)
             return token_answer(held)
     except RouteError as refusal:
-        count(refusal.error_code)
+        count(refusal.error_code, request)
         return refusal.as_response()
-    count(own.outcome)
+    count(own.outcome, request)
     return token_answer(minted, admission)
 
 
@@ -69,19 +69,19 @@ async def sports_token_async(request: HttpRequest) -> HttpResponse:
     try:
         admission = await sync_to_async(admit)(request)
         if admission.reusable is not None:
-            count(handed_out(admission))
+            count(handed_out(admission), request)
             return token_answer(admission.reusable)
         own = OwnMint()
         try:
             minted = await _amint(admission, own)
         except RouteError as refusal:
             held = await sync_to_async(ride_through)(refusal, request, admission)
-            count("ridden_through")
+            count("ridden_through", request)
             return token_answer(held)
     except RouteError as refusal:
-        count(refusal.error_code)
+        count(refusal.error_code, request)
         return refusal.as_response()
-    count(own.outcome)
+    count(own.outcome, request)
     return token_answer(minted, admission)
 
 

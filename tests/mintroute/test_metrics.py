@@ -1,6 +1,6 @@
 """The route's metrics (mintroute.metrics): one count per answer, made where the route decides it, under
-both entries and in both SPORTS_TOKEN_SHARING modes; tokens.create timed by result; throttled logins
-counted; nothing counted while SPORTS_METRICS is off."""
+both entries and in both SPORTS_TOKEN_SHARING modes, with the answer's time by the same outcome;
+tokens.create timed by result; throttled logins counted; nothing counted while SPORTS_METRICS is off."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from tests.upstreams import closed_port_url
 
 REQUESTS = "sports_token_requests_total"
 UPSTREAM = "sports_token_upstream_seconds_count"
+TIMED_ANSWERS = "sports_token_request_seconds"
 
 
 def samples(name: str, label: str) -> dict[str, float]:
@@ -81,6 +82,47 @@ def test_each_answer_is_counted_once_by_its_outcome(
         "upstream_unavailable": 1,
     }
     assert calls.now() == {"ok": 1, "unavailable": 2}
+
+
+def bucket(outcome: str, le: str) -> float:
+    """The `sports_token_request_seconds` bucket `le` of `outcome`, now."""
+    return sum(
+        sample.value
+        for family in REGISTRY.collect()
+        for sample in family.samples
+        if sample.name == f"{TIMED_ANSWERS}_bucket" and sample.labels == {"outcome": outcome, "le": le}
+    )
+
+
+class Ticks:
+    """A clock for metrics.clock that moves `step` seconds each time it is read: the route reads it once when
+    it first sees a request and once when it counts the answer, so every answer takes `step`."""
+
+    def __init__(self, step: float) -> None:
+        self.step, self.now = step, 0.0
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+@pytest.mark.usefixtures("metrics_on")
+def test_each_answer_is_timed_by_its_outcome_where_it_is_counted(entry: Entry, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The view's answers, a refusal of route_answers_json before the chain (an oversize body) and one it makes
+    of Django's answer: each counted once and timed once, by the same outcome, from when the route first saw it."""
+    monkeypatch.setattr(metrics, "clock", Ticks(3.0))
+    answers = Delta(REQUESTS, "outcome")
+    timed = Delta(f"{TIMED_ANSWERS}_count", "outcome")
+    total = Delta(f"{TIMED_ANSWERS}_sum", "outcome")
+    fast, slow = bucket("minted", "2.5"), bucket("minted", "5.0")
+    browser = entry.browser()
+    assert browser.mint().status_code == 200
+    assert browser.mint("x" * 2000).status_code == 400  # refused by the middleware before the chain
+    assert entry.anonymous().mint().status_code == 401
+    counted = {"minted": 1, "bad_request": 1, "not_authenticated": 1}
+    assert answers.now() == timed.now() == counted
+    assert total.now() == {outcome: 3.0 * times for outcome, times in counted.items()}
+    assert (bucket("minted", "2.5"), bucket("minted", "5.0")) == (fast, slow + 1)
 
 
 @pytest.mark.usefixtures("metrics_on")

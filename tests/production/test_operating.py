@@ -1,30 +1,43 @@
 """Operating `make serve` (config.serve in production, 2 gunicorn workers, SPORTS_METRICS on): /metrics
 adds up both workers' counts and keeps a dead worker's; a real Prometheus (Debian's) loads the
-shipped scrape configuration and rules and answers a query of the route's counter; /readyz answers
-within 2 s, 503 with the failing check, while its PostgreSQL (behind a TCP proxy) is cut or silent,
-its own Redis is frozen or stopped, and the stand-in service (a standalone sandbox) is killed.
+shipped scrape configuration and rules and answers a query of the route's counter; through an outage of
+the service, Prometheus and Alertmanager with the shipped rules and routing page a webhook while every
+user is still answered; /readyz answers within 2 s, 503 with the failing check, while its PostgreSQL
+(behind a TCP proxy) is cut or silent, its own Redis is frozen or stopped, and the stand-in service (a
+standalone sandbox, behind a TCP proxy too) is killed.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from http.cookies import SimpleCookie
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx2
 import psycopg
 import pytest
 import redis
 import yaml
+from django.http import HttpRequest, HttpResponse
+from django.test import override_settings
 
+from mintroute import reuse
 from mintroute.readiness import STORE_INTERVAL
+from mintroute.reuse import TOKEN_COOKIE, TOKEN_COOKIE_SALT
 from sportsproxy.testing import SportsSandbox, start_sandbox
 from tests import stores
 from tests.production.cluster import PROJECT_ROOT, Cluster, free_port, logged_in, mint, require_engines
@@ -34,6 +47,8 @@ from tests.redis_server import RedisServer
 
 WITHIN_SECONDS = 2  # the rule's bound for /readyz, whatever hangs beneath it
 SCRAPE = PROJECT_ROOT / "deploy" / "prometheus" / "prometheus.yml"
+ROUTING = PROJECT_ROOT / "deploy" / "prometheus" / "alertmanager.yml"
+PAGE_WITHIN_SECONDS = 120  # the rules' bound: a page within 2 minutes of an outage
 COUNTER = re.compile(r'^sports_token_requests_total\{outcome="(\w+)"\} (\S+)$', re.MULTILINE)
 
 
@@ -44,6 +59,7 @@ class Operated:
     database: TcpProxy
     redis: RedisServer
     service: SportsSandbox
+    service_link: TcpProxy  # the network between the site and the service
     metrics_dir: Path
 
 
@@ -69,13 +85,15 @@ def _stop(node: Cluster) -> None:
 def operated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Operated]:
     require_engines()
     redis_server, database, service = RedisServer(), postgres_proxy(), start_sandbox()
+    service_link = TcpProxy(urlsplit(service.base_url).port or 80)
     redis_server.start()
     database.start()
+    service_link.start()
     node = Cluster(
         **PRODUCTION,
         REDIS_URL=redis_server.url,
         SPORTS_SANDBOX="0",
-        SPORTS_BASE_URL=service.base_url,
+        SPORTS_BASE_URL=f"http://127.0.0.1:{service_link.port}",
         SPORTS_API_KEY=service.api_key,
         SPORTS_TOKEN_RATE="1000/m",
         SPORTS_METRICS="1",
@@ -88,12 +106,13 @@ def operated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Operated]:
     try:
         _start(node)
         made.append(multiprocess_dir(node))
-        yield Operated(node, node.urls[0], database, redis_server, service, made[0])
+        yield Operated(node, node.urls[0], database, redis_server, service, service_link, made[0])
     finally:
         database.restore()
         _stop(node)
         database.stop()
         redis_server.stop()
+        service_link.stop()
         service.stop()
     assert not any(folder.exists() for folder in made)  # the folder make serve made went with it
 
@@ -192,57 +211,6 @@ def test_a_dead_workers_counts_stay(operated: Operated) -> None:
     assert now == expected, (before, now)
 
 
-def prometheus() -> str:
-    found = shutil.which("prometheus")
-    if found is None:
-        if os.environ.get("CI"):
-            pytest.fail("prometheus is not installed: apt-get install prometheus")
-        pytest.skip("prometheus is not installed (apt-get install prometheus)")
-    return found
-
-
-def test_a_real_prometheus_scrapes_make_serve_and_answers_the_routes_counter(
-    operated: Operated, tmp_path: Path
-) -> None:
-    binary = prometheus()
-    config: dict[str, Any] = yaml.safe_load(SCRAPE.read_text())  # the shipped one, pointed at this node
-    config["global"] = {"scrape_interval": "1s", "evaluation_interval": "1s"}
-    config["rule_files"] = [str(SCRAPE.parent / name) for name in config["rule_files"]]
-    config["scrape_configs"][0]["static_configs"] = [{"targets": [operated.url.removeprefix("http://")]}]
-    (tmp_path / "prometheus.yml").write_text(yaml.safe_dump(config))
-    port = free_port()
-    command = [binary, f"--config.file={tmp_path / 'prometheus.yml'}", f"--storage.tsdb.path={tmp_path / 'data'}"]
-    command += [f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"]
-    anonymous_mint(operated.url)  # the counter exists whatever ran before (seen missing twice beside the matrix)
-    expected = counts(operated.url)["not_authenticated"]
-    log = (tmp_path / "prometheus.log").open("wb")
-    server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)  # noqa: S603 - Debian's binary
-    api = f"http://127.0.0.1:{port}/api/v1"
-    try:
-        query = 'sum(sports_token_requests_total{outcome="not_authenticated"})'
-        deadline = time.monotonic() + 60
-        found: list[Any] = []
-        while time.monotonic() < deadline:
-            try:
-                found = httpx2.get(f"{api}/query", params={"query": query}, timeout=5).json()["data"]["result"]
-            except (httpx2.TransportError, ValueError, KeyError):
-                found = []
-            if found:
-                break
-            time.sleep(0.5)
-        assert found, (tmp_path / "prometheus.log").read_text()
-        assert float(found[0]["value"][1]) == expected
-        rules = httpx2.get(f"{api}/rules", timeout=5).json()["data"]["groups"]
-        loaded = {rule["name"] for group in rules for rule in group["rules"]}
-        assert {"SportsServiceFailing", "SportsRateLimitsFailingClosed"} <= loaded
-        targets = httpx2.get(f"{api}/targets", timeout=5).json()["data"]["activeTargets"]
-        assert [target["health"] for target in targets] == ["up"]
-    finally:
-        server.terminate()
-        server.wait(timeout=20)
-        log.close()
-
-
 def probe(url: str) -> httpx2.Response:
     started = time.monotonic()
     answer = httpx2.get(f"{url}/readyz", timeout=10)
@@ -318,6 +286,230 @@ def test_a_cut_then_silent_database(operated: Operated) -> None:
         not_ready_soon(operated.url, "database", "timeout")
     finally:
         operated.database.restore()
+    until_ready(operated.url)
+
+
+def installed(*programs: str, package: str) -> str:
+    """The first of `programs` on the PATH (a Debian package's; .ci/run installs it): skipped without any,
+    failed under CI."""
+    found = next(filter(None, map(shutil.which, programs)), None)
+    if found is None:
+        if os.environ.get("CI"):
+            pytest.fail(f"{programs[0]} is not installed: apt-get install {package}")
+        pytest.skip(f"{programs[0]} is not installed (apt-get install {package})")
+    return found
+
+
+@contextmanager
+def serving(command: list[str], log: Path) -> Iterator[None]:
+    """A server run with `command` for the block, its output in `log`; stopped (bounded) after it."""
+    with log.open("wb") as output:
+        server = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)  # noqa: S603 - Debian's binaries
+        try:
+            yield
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait(timeout=10)
+
+
+class Pager:
+    """A webhook receiver on a free port of this machine: every notification Alertmanager posts to it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._received: list[tuple[float, dict[str, Any]]] = []
+        pager = self
+
+        class Receive(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with pager._lock:
+                    pager._received.append((time.monotonic(), body))
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Receive)
+        self.url = f"http://127.0.0.1:{self._server.server_port}"
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    def pages_since(self, started: float) -> list[tuple[float, dict[str, Any]]]:
+        """The notifications of firing alerts that reached the on-call receiver after `started`, with when."""
+        with self._lock:
+            received = list(self._received)
+        return [
+            (arrived, body)
+            for arrived, body in received
+            if arrived > started and body["receiver"] == "on-call" and body["status"] == "firing"
+        ]
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+@dataclass
+class Watching:
+    api: str  # Prometheus's HTTP API
+    pager: Pager
+    folder: Path  # the servers' configurations, data and logs
+
+    def logs(self) -> str:
+        return "\n".join(f"{log.name}:\n{log.read_text()[-3000:]}" for log in sorted(self.folder.glob("*.log")))
+
+
+def until_answered(url: str, what: str, log: Path) -> None:
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            if httpx2.get(url, timeout=2).status_code == 200:
+                return
+        except httpx2.TransportError:
+            pass
+        assert time.monotonic() < deadline, f"{what} did not start within 30 s:\n{log.read_text()[-3000:]}"
+        time.sleep(0.2)
+
+
+@pytest.fixture(scope="module")
+def watching(operated: Operated, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Watching]:
+    """Debian's Alertmanager with the shipped routing, its receivers pointed at a Pager, and Debian's Prometheus
+    with the shipped scrape configuration and rules, pointed at this node and that Alertmanager. Prometheus
+    scrapes and evaluates every second; the rules' windows and `for:` and the routing's waits are as shipped."""
+    prometheus = installed("prometheus", package="prometheus")
+    alertmanager = installed("prometheus-alertmanager", "alertmanager", package="prometheus-alertmanager")
+    folder = tmp_path_factory.mktemp("watching")
+    pager = Pager()
+    routing: dict[str, Any] = yaml.safe_load(ROUTING.read_text())
+    for receiver in routing["receivers"]:
+        for webhook in receiver["webhook_configs"]:
+            webhook["url"] = f"{pager.url}/{receiver['name']}"
+    (folder / "alertmanager.yml").write_text(yaml.safe_dump(routing))
+    alertmanager_port = free_port()
+    config: dict[str, Any] = yaml.safe_load(SCRAPE.read_text())
+    config["global"] = {"scrape_interval": "1s", "evaluation_interval": "1s"}
+    config["rule_files"] = [str(SCRAPE.parent / name) for name in config["rule_files"]]
+    config["scrape_configs"][0]["static_configs"] = [{"targets": [operated.url.removeprefix("http://")]}]
+    config["alerting"]["alertmanagers"][0]["static_configs"] = [{"targets": [f"127.0.0.1:{alertmanager_port}"]}]
+    (folder / "prometheus.yml").write_text(yaml.safe_dump(config))
+    prometheus_port = free_port()
+    routes = [
+        alertmanager,
+        f"--config.file={folder / 'alertmanager.yml'}",
+        f"--storage.path={folder / 'alertmanager'}",
+        f"--web.listen-address=127.0.0.1:{alertmanager_port}",
+        "--cluster.listen-address=",  # one Alertmanager, no peers
+        "--log.level=warn",
+    ]
+    scrapes = [
+        prometheus,
+        f"--config.file={folder / 'prometheus.yml'}",
+        f"--storage.tsdb.path={folder / 'prometheus'}",
+        f"--web.listen-address=127.0.0.1:{prometheus_port}",
+        "--log.level=warn",
+    ]
+    try:
+        with serving(routes, folder / "alertmanager.log"), serving(scrapes, folder / "prometheus.log"):
+            # Prometheus drops the alerts it cannot deliver and sends them again a minute later: Alertmanager first.
+            until_answered(f"http://127.0.0.1:{alertmanager_port}/-/ready", "Alertmanager", folder / "alertmanager.log")
+            until_answered(f"http://127.0.0.1:{prometheus_port}/-/ready", "Prometheus", folder / "prometheus.log")
+            yield Watching(f"http://127.0.0.1:{prometheus_port}/api/v1", pager, folder)
+    finally:
+        pager.close()
+
+
+def query(watching: Watching, promql: str) -> list[Any]:
+    try:
+        found: list[Any] = httpx2.get(f"{watching.api}/query", params={"query": promql}, timeout=5).json()["data"][
+            "result"
+        ]
+    except (httpx2.TransportError, ValueError, KeyError):
+        return []
+    return found
+
+
+def test_a_real_prometheus_scrapes_make_serve_and_answers_the_routes_counter(
+    operated: Operated, watching: Watching
+) -> None:
+    anonymous_mint(operated.url)  # the counter exists whatever ran before (seen missing twice beside the matrix)
+    expected = counts(operated.url)["not_authenticated"]
+    promql = 'sum(sports_token_requests_total{outcome="not_authenticated"})'
+    deadline = time.monotonic() + 60
+    while not (found := query(watching, promql)) or float(found[0]["value"][1]) != expected:
+        assert time.monotonic() < deadline, (found, expected, watching.logs())
+        time.sleep(0.5)
+    timed = query(watching, 'sum(sports_token_request_seconds_count{outcome="not_authenticated"})')
+    assert float(timed[0]["value"][1]) == expected  # every answer counted is timed, across both workers
+    rules = httpx2.get(f"{watching.api}/rules", timeout=5).json()["data"]["groups"]
+    loaded = {rule["name"] for group in rules for rule in group["rules"]}
+    assert {"SportsTokenAnswersFailing", "SportsServiceFailing", "sports_token:objective:ratio"} <= loaded
+    targets = httpx2.get(f"{watching.api}/targets", timeout=5).json()["data"]["activeTargets"]
+    assert [target["health"] for target in targets] == ["up"]
+    routed = httpx2.get(f"{watching.api}/alertmanagers", timeout=5).json()["data"]["activeAlertmanagers"]
+    assert len(routed) == 1
+
+
+def at_its_scheduled_refresh(browser: httpx2.Client, node: Cluster, left: timedelta) -> httpx2.Client:
+    """`browser` as a page whose token is past half its life, `left` to go: the time its client refreshes
+    it, and the route mints for it. The token is minted now; its record in the remembered-token cookie is
+    read and written again with that expiry by mintroute.reuse itself, under the site's key."""
+    assert refresh(browser, reason="initial").status_code == 200
+    cookie = next(cookie for cookie in browser.cookies.jar if cookie.name == TOKEN_COOKIE)
+    sent: SimpleCookie = SimpleCookie()
+    sent.load(f"{TOKEN_COOKIE}={cookie.value}")
+    with override_settings(SECRET_KEY=node.environment["DJANGO_SECRET_KEY"]):
+        request = HttpRequest()
+        request.COOKIES[TOKEN_COOKIE] = sent[TOKEN_COOKIE].value
+        record = json.loads(request.get_signed_cookie(TOKEN_COOKIE, salt=TOKEN_COOKIE_SALT))
+        aged = HttpResponse()
+        expires_at = (datetime.now(UTC) + left).isoformat()
+        reuse.remember(aged, {"token": record["token"], "expiresAt": expires_at}, record["ttl"], record["login"])
+    cookie.value = aged.cookies[TOKEN_COOKIE].coded_value
+    return browser
+
+
+def refresh(browser: httpx2.Client, reason: str = "refresh") -> httpx2.Response:
+    return browser.post(
+        "/api/sports-token", json={"reason": reason}, headers={"X-CSRFToken": browser.cookies["csrftoken"]}
+    )
+
+
+def test_an_outage_of_the_service_pages_while_every_user_is_still_answered(
+    operated: Operated, watching: Watching
+) -> None:
+    """Three pages at their scheduled refresh (a token past half its life: the route mints for each) when the
+    service is cut off. Each asks again every second, as the browser client does on its backoff when answered
+    its own token again. Every answer is 200 (ridden through with the held token, minutes of it left) until
+    the page arrives: from the rules (SportsServiceFailing, the mints failing, fires after its 30 s `for:`),
+    through Alertmanager's 10 s group_wait, at the webhook, within 2 minutes of the cut (about 45 s here).
+    The first error a page on the default schedule can see is later still: its held token must have run
+    down to a minute."""
+    pages = [at_its_scheduled_refresh(logged_in(operated.url), operated.node, timedelta(seconds=250)) for _ in range(3)]
+    ridden_before = counts(operated.url).get("ridden_through", 0)
+    operated.service_link.cut()
+    cut = time.monotonic()
+    try:
+        while not (paged := watching.pager.pages_since(cut)):
+            assert time.monotonic() - cut < PAGE_WITHIN_SECONDS, f"no page within 2 minutes\n{watching.logs()}"
+            for browser in pages:
+                answer = refresh(browser)
+                assert answer.status_code == 200, (round(time.monotonic() - cut), answer.text)
+            time.sleep(1)
+    finally:
+        operated.service_link.restore()
+        for browser in pages:
+            browser.close()
+    arrived, page = paged[0]
+    alerts = {alert["labels"]["alertname"]: alert["labels"] for alert in page["alerts"]}
+    assert set(alerts) <= {"SportsServiceFailing", "SportsServiceDown"}, alerts
+    assert all(labels["severity"] == "page" for labels in alerts.values())
+    assert counts(operated.url)["ridden_through"] > ridden_before  # the answers were ridden through, not reused
+    print(f"paged {arrived - cut:.0f} s after the service was cut off")  # the measure, seen with -s
     until_ready(operated.url)
 
 
