@@ -19,12 +19,14 @@ GATE_JOBS := conflicts lint typecheck pytest-parallel jstest
 # uvicorn for the sandbox's WebSocket when it is mounted (config/serve.py). Debug is off unless DJANGO_DEBUG
 # says otherwise, and then the start is refused; with debug off no step reads .env. `check --deploy` runs
 # before migrate and again before serving; any error refuses the start, exit 1 (docs/settings.md lists the ids).
+# The last line execs: make passes its SIGTERM (a container's or a service manager's stop) to its child and
+# waits for it, so that child must be config.serve itself, not a shell that would die and leave it running.
 serve: export DJANGO_DEBUG ?= 0
 serve: install
 	$(PY) -m config.serve --check
 	$(PY) manage.py migrate --no-input
 	$(PY) manage.py collectstatic --no-input --verbosity 0
-	HOST=$(HOST) $(PY) -m config.serve
+	exec env HOST=$(HOST) $(PY) -m config.serve
 
 # The test runs write Python's bytecode caches (`__pycache__/`, ignored by git) even where the environment says
 # not to (PYTHONDONTWRITEBYTECODE, set on these machines): every test process, server and virtual environment would

@@ -25,7 +25,10 @@ writable by others; otherwise the start is refused with one sentence naming the 
 
 Before either starts, the deploy checks run (`manage.py check --deploy`): any error, such as
 a per-process rate-limit cache or a weak secret, refuses the start with its id and its fix.
-The two run side by side; SIGTERM or SIGINT stops both, and either one ending stops the other.
+The two run side by side, and either one ending stops the other. SIGTERM drains (config/drain.py):
+gunicorn gets it at once, and its workers answer /readyz 503 while they serve for WEB_DRAIN_SECONDS
+more; the socket server gets it when that drain is over, so it serves as long as the site does.
+SIGINT (Ctrl-C) stops both at once.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
+from config.drain import drain_seconds
 from mintroute.conf import DEFAULT_TRUSTED_PROXIES
 from sportsproxy.django.private_folder import PrivateFolderError, Wording, claim
 from sportsproxy.sandbox.conf import MAX_BODY_BYTES as MAX_MESSAGE_BYTES
@@ -49,7 +53,7 @@ Process = tuple[list[str], dict[str, str]]  # a command and its environment
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_HOST = "127.0.0.1:8000"
-STOP_SECONDS = 15  # after SIGTERM, a server that has not exited by then is killed
+STOP_SECONDS = 15  # after SIGTERM (and the drain), a server that has not exited by then is killed
 SOCKET_APPLICATION = "config.socket_asgi:application"  # the socket, and nothing else
 DEBUG_REFUSAL = (
     "DJANGO_DEBUG turns debug on, and make serve is production: unset DJANGO_DEBUG (or set it to 0). "
@@ -145,29 +149,35 @@ def proxies_of_the_settings() -> Proxies:
     return Proxies(allowed=allowed, forwarded_for_read=conf.trusted_proxy_count() > 0)
 
 
-def run(processes: list[Process]) -> int:
-    """Start every process; when one ends or a stop signal comes, stop the rest. Its exit code."""
-    stopping = False
+def run(processes: list[Process], drain: float = 0.0) -> int:
+    """Start every process; when one ends or a stop signal comes, stop the rest. Its exit code.
+    On SIGTERM the first process (the site's gunicorn, which drains itself) is told at once and the
+    others `drain` seconds later, so they serve through its drain."""
+    stopped_by = 0  # the stop signal, once one came
 
     def stop(signum: int, frame: FrameType | None) -> None:
-        nonlocal stopping
-        stopping = True
+        nonlocal stopped_by
+        stopped_by = stopped_by or signum
 
     # Before the first child starts: a stop signal between two starts must stop the started ones, not orphan them.
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     children: list[subprocess.Popen[bytes]] = []
     for command, env in processes:
-        if stopping:
+        if stopped_by:
             break
         children.append(subprocess.Popen(command, cwd=PROJECT_ROOT, env=env))  # noqa: S603
-    while not stopping and all(child.poll() is None for child in children):
+    while not stopped_by and all(child.poll() is None for child in children):
         time.sleep(0.2)
     ended = next((child.returncode for child in children if child.returncode is not None), 0)
-    code = 0 if stopping else (128 - ended if ended < 0 else ended)  # killed by signal N: 128 + N, as shells say
-    for child in children:
-        if child.poll() is None:
-            child.terminate()
+    code = 0 if stopped_by else (128 - ended if ended < 0 else ended)  # killed by signal N: 128 + N, as shells say
+    draining = stopped_by == signal.SIGTERM and drain > 0
+    first, later = (children[:1], children[1:]) if draining else (children, [])
+    terminate(first)
+    drained = time.monotonic() + drain
+    while later and time.monotonic() < drained and all(child.poll() is None for child in later):
+        time.sleep(0.1)
+    terminate(later)
     deadline = time.monotonic() + STOP_SECONDS
     for child in children:
         try:
@@ -176,6 +186,13 @@ def run(processes: list[Process]) -> int:
             child.kill()
             child.wait()
     return code
+
+
+def terminate(children: list[subprocess.Popen[bytes]]) -> None:
+    """SIGTERM to each child still running."""
+    for child in children:
+        if child.poll() is None:
+            child.terminate()
 
 
 def refusal() -> str | None:
@@ -192,6 +209,7 @@ def refusal() -> str | None:
 
         if settings.DEBUG:
             return DEBUG_REFUSAL
+        drain_seconds(os.environ)
         # Warnings are printed and served anyway; an error (a per-process rate-limit cache, a weak
         # secret, ...) stops the start, since every worker would serve it.
         call_command("check", deploy=True, fail_level="ERROR")
@@ -203,6 +221,8 @@ def refusal() -> str | None:
         return str(error)
     except SystemCheckError as error:
         return f"fix the errors below and start again.\n{error}"
+    except ValueError as error:  # WEB_DRAIN_SECONDS: the sentence says what to write
+        return str(error)
     return None
 
 
@@ -219,16 +239,16 @@ def main(arguments: list[str]) -> None:
     from django.conf import settings
 
     environment = dict(os.environ)
-    sandbox, proxies = bool(settings.SPORTS_SANDBOX), proxies_of_the_settings()
+    sandbox, proxies, drain = bool(settings.SPORTS_SANDBOX), proxies_of_the_settings(), drain_seconds(environment)
     if not settings.SPORTS_METRICS:
-        sys.exit(run(plan(environment, sandbox=sandbox, proxies=proxies)))
+        sys.exit(run(plan(environment, sandbox=sandbox, proxies=proxies), drain))
     try:
         folder, made = metrics_folder(environment)
     except PrivateFolderError as error:
         sys.exit(f"make serve refuses to start: {error}")
     os.umask(os.umask(0) | NO_SHARED_WRITE)  # the workers' files: never writable by group or others
     try:
-        code = run(plan({**environment, MULTIPROCESS_DIR: str(folder)}, sandbox=sandbox, proxies=proxies))
+        code = run(plan({**environment, MULTIPROCESS_DIR: str(folder)}, sandbox=sandbox, proxies=proxies), drain)
     finally:
         if made:
             shutil.rmtree(folder, ignore_errors=True)

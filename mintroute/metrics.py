@@ -12,6 +12,8 @@ SPORTS_METRICS is on; `GET /metrics` (mintroute.operations) serves them.
 - `sports_token_site_token_age_seconds`, `sports_token_site_token_left_seconds` ("site" mode): read
   from the cache when /metrics is asked, so every worker answers the same.
 - `sports_login_throttled_total`: login attempts refused by the login throttle (config.login).
+- `sports_service_up`: 1 when this process's last check of the service (mintroute.readiness, at most once
+  per its interval, asked by /readyz and by each scrape) answered, else 0.
 
 Across worker processes: gunicorn's workers are processes of their own, so each would count alone.
 prometheus_client's multiprocess mode keeps every worker's values in files under
@@ -168,6 +170,31 @@ def count_login_throttled() -> None:
     """One login attempt refused by the login throttle."""
     if enabled():
         _quietly(lambda: _metrics().login_throttled.inc())
+
+
+def make_service_up(registry: Any = None) -> Any:
+    """The gauge `sports_service_up`. Each process checks the service on its own schedule (when probed
+    or scraped), so the workers' values differ in age: across workers the newest one is the answer
+    (`livemostrecent`: the value of the latest check, a dead worker's left out), one series whatever
+    the number of workers, where a sum or a minimum would mix an old check with a new one."""
+    from prometheus_client import REGISTRY, Gauge
+
+    return Gauge(
+        "sports_service_up",
+        "1 when the last check of the service answered (an HTTP answer below 500), else 0.",
+        multiprocess_mode="livemostrecent",
+        registry=REGISTRY if registry is None else registry,
+    )
+
+
+# Made at its first setting: made earlier, it would say 0 (the service down) before any check.
+_service_up: Callable[[], Any] = Once(make_service_up)
+
+
+def service_answered(answered: bool) -> None:
+    """The end of one check of the service: `sports_service_up` is 1 if it answered, else 0."""
+    if enabled():
+        _quietly(lambda: _service_up().set(1 if answered else 0))
 
 
 @contextmanager

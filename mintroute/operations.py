@@ -23,9 +23,8 @@ from django.utils.crypto import constant_time_compare
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_safe
 
-from mintroute import conf, metrics
+from mintroute import conf, metrics, readiness
 from mintroute.ratelimits import client_address, relayed_without_its_client
-from mintroute.readiness import RETRY_AFTER_SECONDS, readiness
 
 logger = logging.getLogger(__name__)
 
@@ -39,12 +38,16 @@ FORWARDING_HEADERS = ("HTTP_X_FORWARDED_FOR", "HTTP_FORWARDED", "HTTP_X_REAL_IP"
 @require_safe
 @transaction.non_atomic_requests  # the probe opens its own connection; no transaction to wait on
 def readyz(request: HttpRequest) -> JsonResponse:
-    """200 `{"ready": true, "checks": {...}}` when the database, the cache and the service answer;
-    503 with Retry-After and each check's state otherwise. Within 2 s, whatever hangs beneath."""
-    ready, checks = readiness()
-    response = JsonResponse({"ready": ready, "checks": checks}, status=200 if ready else 503)
+    """200 `{"ready": true, "checks": {...}}` when this process can serve: its database and cache
+    answer, and it is not stopping; else 503 with Retry-After (and `"stopping": true` while it drains).
+    The service's state is in `checks` either way, never the status. Within 2 s, whatever hangs beneath."""
+    ready, checks = readiness.readiness()
+    stopping = readiness.stopping()  # read once: the body and the status agree
+    ready = ready and not stopping
+    body = {"ready": ready, **({"stopping": True} if stopping else {}), "checks": checks}
+    response = JsonResponse(body, status=200 if ready else 503)
     if not ready:
-        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        response["Retry-After"] = str(readiness.RETRY_AFTER_SECONDS)
     return _no_store(response)
 
 
@@ -56,6 +59,7 @@ def metrics_view(request: HttpRequest) -> HttpResponse:
     """The route's metrics in Prometheus's text format, for an allowed address or the bearer token."""
     if not metrics.enabled() or not may_read_metrics(request):
         raise Http404
+    readiness.service_state()  # a check of the last interval, or a new one: sports_service_up stays current
     body, content_type = metrics.exposition()
     return _no_store(HttpResponse(body, content_type=content_type))
 

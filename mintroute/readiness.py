@@ -1,10 +1,18 @@
-"""Readiness: whether this process can mint now. `GET /readyz` (mintroute.operations) asks it.
+"""Readiness: whether this process can serve now. `GET /readyz` (mintroute.operations) asks it.
 
-Three checks, each the dependency the route needs: `database` (authentication reads it), `cache`
+Three checks, each a dependency the route needs: `database` (authentication reads it), `cache`
 (the rate limits count there; checked when it is Redis: a per-process cache cannot be down) and
 `service` (a plain GET of SPORTS_BASE_URL's origin: any HTTP answer below 500 is an answer; asked
 at most once per SERVICE_INTERVAL per process, and the stores at most once per STORE_INTERVAL, so a fleet of
 probes never becomes load on any of them: a probe within the interval reads the last run's report).
+
+Ready means this process can do its work: its database and its cache answer, and it is not stopping
+(`begin_stopping`: its server's drain on SIGTERM, config/drain.py). The service's state is reported,
+never gated on: an upstream outage is every instance's at once, and taking them all out of the load
+balancer would only turn the route's ride-through and the logins into errors. Each run of the service
+check sets the metric `sports_service_up` (mintroute.metrics); a scrape of /metrics asks for a run too,
+so the metric follows the service whether or not anything probes.
+
 Each state is one word: `ok`, `unavailable` (refused, failed, or answered 5xx) or `timeout` (no
 answer within the bound); never a host name, a secret or a traceback: the detail goes to the log,
 once per change of state.
@@ -30,6 +38,7 @@ from django.conf import settings
 from django.core.cache import caches
 from django.db import DEFAULT_DB_ALIAS, connections
 
+from mintroute import metrics
 from sportsproxy.django import conf as sdk_conf
 
 logger = logging.getLogger(__name__)
@@ -60,10 +69,17 @@ class _Run:
 class Check:
     """One dependency's probe: at most one run at a time; a new run only after `interval` seconds."""
 
-    def __init__(self, name: str, probe: Callable[[], None], interval: float = 0.0) -> None:
+    def __init__(
+        self,
+        name: str,
+        probe: Callable[[], None],
+        interval: float = 0.0,
+        report: Callable[[bool], None] | None = None,
+    ) -> None:
         self.name = name
         self.probe = probe  # returns when the dependency answered; raises otherwise
         self.interval = interval
+        self.report = report  # told, at the end of each run, whether the dependency answered
         self._lock = threading.Lock()
         self._run: _Run | None = None
         self._reported = OK
@@ -93,6 +109,8 @@ class Check:
             self._note(OK, None)
             run.state = OK
         finally:
+            if self.report is not None:
+                self.report(run.state == OK)
             run.done.set()
 
     def _note(self, state: str, error: BaseException | None) -> None:
@@ -166,13 +184,35 @@ def probe_service() -> None:
 
 DATABASE = Check("database", probe_database, interval=STORE_INTERVAL)
 CACHE = Check("cache", probe_cache, interval=STORE_INTERVAL)
-SERVICE = Check("service", probe_service, interval=SERVICE_INTERVAL)
+SERVICE = Check("service", probe_service, interval=SERVICE_INTERVAL, report=metrics.service_answered)
+REPORTED_ONLY = frozenset({"service"})  # in the answer's checks, never a reason to be unready
+
+_stopping = threading.Event()
+
+
+def begin_stopping() -> None:
+    """This process is stopping: from now on it is not ready, whatever its checks say. Its server
+    calls this when its drain begins (config/drain.py) and keeps serving meanwhile."""
+    _stopping.set()
+
+
+def stopping() -> bool:
+    """Whether `begin_stopping` was called in this process."""
+    return _stopping.is_set()
 
 
 def readiness() -> tuple[bool, dict[str, str]]:
-    """Whether every dependency answers, and each check's state by name."""
+    """Whether this process can serve (its stores answer and it is not stopping), and each check's
+    state by name, the service's included."""
     deadline = monotonic() + CHECK_SECONDS
     checks = [DATABASE, *((CACHE,) if redis_location() else ()), SERVICE]
     runs = {check.name: check.begin() for check in checks}  # all at once
     states = {name: state_of(run, deadline) for name, run in runs.items()}
-    return all(state == OK for state in states.values()), states
+    stores_answer = all(state == OK for name, state in states.items() if name not in REPORTED_ONLY)
+    return stores_answer and not stopping(), states
+
+
+def service_state() -> str:
+    """The service check's state, from a run of the last SERVICE_INTERVAL or a new one, within CHECK_SECONDS:
+    a scrape of /metrics asks it, so `sports_service_up` follows the service whether or not anything probes."""
+    return state_of(SERVICE.begin(), monotonic() + CHECK_SECONDS)

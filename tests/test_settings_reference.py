@@ -8,7 +8,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ["config", "mintroute", "sportsproxy"]
-SERVING = "HOST|WEB_CONCURRENCY|WEB_THREADS|FORWARDED_ALLOW_IPS"  # make serve's (docs/settings.md)
+SERVING = "HOST|WEB_CONCURRENCY|WEB_THREADS|WEB_DRAIN_SECONDS|FORWARDED_ALLOW_IPS"  # make serve's (docs/settings.md)
 # The site's own apps (config/<app>/) prefix their settings with their name.
 SITE_APPS = "|".join(apps.parent.name.upper() for apps in sorted((ROOT / "config").glob("*/apps.py")))
 OURS = re.compile(rf"^((SPORTS|DJANGO|DATABASE|REDIS|TEST|DEV|{SITE_APPS})_[A-Z_]+|{SERVING})$")

@@ -184,6 +184,7 @@ class Bench:
             # The bench lifts the route's limit (tests/bench/settings.py), so per-process counters
             # measure the same work as shared ones; the soak and the real-time rows set REDIS_URL.
             "DJANGO_SILENCED_SYSTEM_CHECKS": "mintroute.E006",
+            "WEB_DRAIN_SECONDS": "0",  # each server stops at once: no proxy in front to drain for
         }
         self.rows: list[tuple[str, str, str, bool | None]] = []
 

@@ -199,3 +199,40 @@ def test_a_missing_operators_metrics_folder_is_made_private(tmp_path: Path) -> N
     folder, ours = serve.metrics_folder({"PROMETHEUS_MULTIPROC_DIR": str(named)})
     assert (folder, ours) == (named, False)
     assert named.stat().st_mode & 0o077 == 0
+
+
+def stop_recorder(log: Path, name: str) -> list[str]:
+    """A server that writes `name` and the time to `log` when SIGTERM comes, then exits."""
+    trap = f"trap 'echo {name} $(date +%s.%N) >> {log}; kill $!; exit 0' TERM"
+    return ["/bin/sh", "-c", f"{trap}; echo {name} >> {log}.ready; sleep 60 & wait"]
+
+
+def stop_times(launcher: subprocess.Popen[bytes], log: Path, signum: int) -> dict[str, float]:
+    """Send `signum` to a launcher once both its servers run; when each server got its SIGTERM."""
+    ready, deadline = log.with_name(f"{log.name}.ready"), time.monotonic() + 30
+    while len(ready.read_text().split() if ready.exists() else []) < 2:
+        assert time.monotonic() < deadline, "the launcher did not start both servers within 30 s"
+        time.sleep(0.1)
+    launcher.send_signal(signum)
+    assert launcher.wait(timeout=serve.STOP_SECONDS + 10) == 0
+    return {name: float(at) for name, at in (line.split() for line in log.read_text().splitlines())}
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_sigterm_stops_the_socket_server_after_the_drain_and_sigint_at_once(tmp_path: Path, signum: int) -> None:
+    """gunicorn (the first server) drains itself from its SIGTERM on; the socket server serves through that drain."""
+    log, drain = tmp_path / "stops", 1.0
+    servers = [stop_recorder(log, "http"), stop_recorder(log, "socket")]
+    launcher = subprocess.Popen(  # noqa: S603 - this interpreter
+        [
+            sys.executable,
+            "-c",
+            f"from config import serve; raise SystemExit(serve.run({[(s, {}) for s in servers]!r}, {drain}))",
+        ],
+        cwd=serve.PROJECT_ROOT,
+    )
+    stopped = stop_times(launcher, log, signum)
+    if signum == signal.SIGTERM:
+        assert stopped["socket"] - stopped["http"] >= drain
+    else:
+        assert stopped["socket"] - stopped["http"] < drain  # Ctrl-C: both at once

@@ -214,10 +214,11 @@ def wait_for_health(url: str, serving: subprocess.Popen[bytes], log: Path) -> No
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM to the process (and, for make serve, everything it started), bounded, then SIGKILL."""
+    """SIGTERM to the process (for make serve, SIGINT to everything it started, as Ctrl-C: at once, without
+    the drain a SIGTERM makes), bounded, then SIGKILL."""
     try:
         if os.getpgid(process.pid) == process.pid:  # make serve: a session of its own
-            os.killpg(process.pid, signal.SIGTERM)
+            os.killpg(process.pid, signal.SIGINT)
         else:
             process.terminate()
     except ProcessLookupError:

@@ -1,10 +1,13 @@
 """`GET /readyz` and `GET /metrics` (mintroute.operations), in a process of the site: who may read the
 metrics, what the probe answers and how fast, whatever hangs beneath it (its own Redis frozen, a
-service that never answers), with the real components. Under `make serve`:
-tests/production/test_operating.py."""
+service that never answers), with the real components. Ready is this process's: its stores, and
+whether it is stopping; the service's state is in the body and `sports_service_up`, never the status.
+Under `make serve`: tests/production/test_operating.py, and the drain tests/production/test_make_serve.py."""
 
 from __future__ import annotations
 
+import re
+import threading
 import time
 from typing import Any
 
@@ -32,7 +35,8 @@ def fresh_checks(monkeypatch: pytest.MonkeyPatch, clock: ManualClock) -> ManualC
         ("CACHE", readiness.probe_cache, 0.0),
         ("SERVICE", readiness.probe_service, readiness.SERVICE_INTERVAL),
     ):
-        monkeypatch.setattr(readiness, name, readiness.Check(name.lower(), probe, interval))
+        check = readiness.Check(name.lower(), probe, interval, report=getattr(readiness, name).report)
+        monkeypatch.setattr(readiness, name, check)
     return clock
 
 
@@ -62,8 +66,9 @@ def test_only_get_and_head() -> None:
     assert Client().head("/readyz").status_code == 200
 
 
-def test_healthz_is_unchanged_while_a_dependency_is_down(settings: Any) -> None:
-    settings.SPORTS_TRANSPORT, settings.SPORTS_BASE_URL = "http", closed_port_url()
+def test_healthz_is_unchanged_while_a_dependency_is_down(own_redis: RedisServer, settings: Any) -> None:
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": own_redis.url}}
+    own_redis.stop()
     assert get("/readyz").status_code == 503
     healthz = get("/healthz")
     assert healthz.status_code == 200
@@ -113,24 +118,34 @@ def test_a_stopped_redis_is_unavailable(own_redis: RedisServer, settings: Any) -
     assert_not_ready(get("/readyz"), cache="unavailable")
 
 
-def test_a_service_that_never_answers_is_a_timeout_within_2_s(settings: Any) -> None:
+def service_reported(answer: Any) -> str:
+    """The service's state in a /readyz answer that is ready all the same: the service is reported, never gated on."""
+    assert answer.status_code == 200, answer.content
+    assert answer.json()["ready"] is True
+    assert "Retry-After" not in answer
+    state: str = answer.json()["checks"]["service"]
+    return state
+
+
+def test_a_service_that_never_answers_is_a_timeout_within_2_s_and_still_ready(settings: Any) -> None:
     with fake_upstream(lambda body: None) as url:  # reads the request, never answers
         settings.SPORTS_TRANSPORT, settings.SPORTS_BASE_URL = "http", url
         answer, took = timed_get("/readyz")
     assert took < WITHIN_SECONDS
-    assert_not_ready(answer, service="timeout", database="ok")
+    assert service_reported(answer) == "timeout"
+    assert answer.json()["checks"]["database"] == "ok"
 
 
-def test_a_service_that_refuses_is_unavailable(settings: Any) -> None:
+def test_a_service_that_refuses_is_unavailable_and_still_ready(settings: Any) -> None:
     settings.SPORTS_TRANSPORT, settings.SPORTS_BASE_URL = "http", closed_port_url()
-    assert_not_ready(get("/readyz"), service="unavailable")
+    assert service_reported(get("/readyz")) == "unavailable"
 
 
 def test_the_service_is_asked_at_most_once_per_10_s(settings: Any, fresh_checks: ManualClock) -> None:
     service = CountingService()
     try:
         settings.SPORTS_TRANSPORT, settings.SPORTS_BASE_URL = "http", service.url
-        assert [get("/readyz").status_code for _ in range(5)] == [200] * 5
+        assert [service_reported(get("/readyz")) for _ in range(5)] == ["ok"] * 5
         assert service.requests == 1
         fresh_checks.advance(9)
         get("/readyz")
@@ -139,11 +154,28 @@ def test_the_service_is_asked_at_most_once_per_10_s(settings: Any, fresh_checks:
         get("/readyz")
         assert service.requests == 2
         service.switch("down")
-        assert get("/readyz").status_code == 200  # the answer of 0 s ago still stands
+        assert service_reported(get("/readyz")) == "ok"  # the answer of 0 s ago still stands
         fresh_checks.advance(10)
-        assert_not_ready(get("/readyz"), service="unavailable")
+        assert service_reported(get("/readyz")) == "unavailable"
     finally:
         service.close()
+
+
+@pytest.fixture
+def stopping(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process stopping, as its server's drain makes it (config/drain.py); only for this test."""
+    monkeypatch.setattr(readiness, "_stopping", threading.Event())
+    readiness.begin_stopping()
+
+
+@pytest.mark.usefixtures("stopping")
+def test_a_stopping_process_is_not_ready_and_says_so() -> None:
+    answer = get("/readyz")
+    assert answer.status_code == 503, answer.content
+    assert answer.json() == {"ready": False, "stopping": True, "checks": {"database": "ok", "service": "ok"}}
+    assert int(answer["Retry-After"]) > 0
+    assert answer["Cache-Control"] == "no-store"
+    assert get("/healthz").status_code == 200  # it still serves: the drain
 
 
 def test_probes_within_a_second_share_one_run_of_the_database_check(
@@ -229,6 +261,46 @@ def test_a_trusted_proxy_that_does_not_say_whom_it_relays_for_fails_closed(setti
     assert get("/metrics", REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_FOR="127.0.0.1, 10.0.0.2").status_code == 200
     settings.SPORTS_METRICS_TOKEN = TOKEN
     assert get("/metrics", REMOTE_ADDR="127.0.0.1", HTTP_AUTHORIZATION=f"Bearer {TOKEN}").status_code == 200
+
+
+SERVICE_UP = re.compile(r"^sports_service_up (\S+)$", re.MULTILINE)
+
+
+def service_up() -> float:
+    """`sports_service_up` as /metrics says it now."""
+    answer = get("/metrics", REMOTE_ADDR="127.0.0.1")
+    assert answer.status_code == 200
+    (value,) = SERVICE_UP.findall(answer.content.decode())
+    return float(value)
+
+
+@pytest.mark.usefixtures("metrics_on")
+def test_sports_service_up_follows_the_service_checked_at_most_once_per_10_s(
+    settings: Any, fresh_checks: ManualClock
+) -> None:
+    """A scrape asks the service itself (so the gauge moves with nothing probing /readyz), within the same
+    interval as the probe: scrapes and probes of one interval share one run."""
+    service = CountingService()
+    try:
+        settings.SPORTS_TRANSPORT, settings.SPORTS_BASE_URL = "http", service.url
+        assert [service_up() for _ in range(3)] == [1.0] * 3
+        assert service_reported(get("/readyz")) == "ok"
+        assert service.requests == 1
+        service.switch("hanging")
+        fresh_checks.advance(10)
+        started = time.monotonic()
+        assert service_up() == 0.0  # the run's own bound ends it as a timeout, within the scrape's wait
+        assert time.monotonic() - started < WITHIN_SECONDS
+        assert service_reported(get("/readyz")) == "timeout"  # the scrape's run, read by the probe
+        service.switch("ok")
+        fresh_checks.advance(10)
+        assert service_up() == 1.0
+        service.switch("down")
+        fresh_checks.advance(10)
+        assert service_up() == 0.0
+        assert service.requests == 3  # one a run; the refused one never arrived
+    finally:
+        service.close()
 
 
 @pytest.mark.usefixtures("metrics_on")

@@ -132,11 +132,13 @@ class Cluster:
             "SPORTS_SANDBOX": "1",
             "SPORTS_TOKEN_RATE": "5/h",  # an hour-long window: the test never straddles two
             "SPORTS_SANDBOX_SLOT_HEARTBEAT": "1",  # a killed worker's sockets are forgotten in 2 s
+            "WEB_DRAIN_SECONDS": "0",  # a stop at once: the tests of the drain set their own
             "DJANGO_LOG_LEVEL": "WARNING",
             **overrides,
         }
         self.workers = 1  # gunicorn worker processes per node
         self.processes: list[subprocess.Popen[bytes]] = []  # one config.serve launcher per node
+        self.events: list[bool] = []  # whether each node runs the sandbox's event simulation
         self.urls: list[str] = []  # each node's HTTP
         self.ws_urls: list[str] = []  # each node's sandbox WebSocket
 
@@ -167,6 +169,20 @@ class Cluster:
 
     def _start_server(self, events: bool) -> None:
         port, ws_port = free_port(), free_port()
+        self.processes.append(self._launch(events, port, ws_port))
+        self.events.append(events)
+        self.urls.append(f"http://127.0.0.1:{port}")
+        self.ws_urls.append(f"ws://127.0.0.1:{ws_port}/sdk/v1/ws")
+
+    def restart(self, node: int) -> None:
+        """Start node `node` again on its own addresses (a proxy in front knows them), once its launcher has exited."""
+        assert self.processes[node].poll() is not None, "the node still runs"
+        port = int(self.urls[node].rpartition(":")[2])
+        ws_port = int(self.ws_urls[node].removesuffix("/sdk/v1/ws").rpartition(":")[2])
+        self.processes[node] = self._launch(self.events[node], port, ws_port)
+
+    def _launch(self, events: bool, port: int, ws_port: int) -> subprocess.Popen[bytes]:
+        """A node's config.serve on `port` (and `ws_port` for the socket), once it answers."""
         environment = {
             **self.environment,
             "SPORTS_API_KEY": self.site_key,
@@ -177,19 +193,17 @@ class Cluster:
         }
         command = [sys.executable, "-m", "config.serve"]
         process = subprocess.Popen(command, cwd=PROJECT_ROOT, env=environment)  # noqa: S603 - fixed command
-        self.processes.append(process)
         url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
                 sandbox = self.environment["SPORTS_SANDBOX"] == "1"
                 if httpx2.get(f"{url}/healthz", timeout=1).status_code == 200 and (not sandbox or _listening(ws_port)):
-                    self.urls.append(url)
-                    self.ws_urls.append(f"ws://127.0.0.1:{ws_port}/sdk/v1/ws")
-                    return
+                    return process
             except httpx2.TransportError:
                 pass
             time.sleep(0.2)
+        self.processes.append(process)  # stopped with the others
         raise RuntimeError(f"The node on ports {port} and {ws_port} did not start within 30 s")
 
     def socket_server(self, node: int) -> int:

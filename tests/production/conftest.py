@@ -17,7 +17,8 @@ def _prepared_configurations() -> Iterator[None]:
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
     require_engines()
-    running = Cluster(SPORTS_SANDBOX_WS_PING_AFTER=str(PING_AFTER_SECONDS))
+    # A short drain, for the rolling restart (tests/production/test_two_processes.py).
+    running = Cluster(SPORTS_SANDBOX_WS_PING_AFTER=str(PING_AFTER_SECONDS), WEB_DRAIN_SECONDS="1.5")
     try:
         running.start()
         yield running

@@ -66,9 +66,19 @@ def site_configuration(*, listen: int, http_address: str, socket_address: str | 
     return text
 
 
+ACCESS_LOG = "/var/log/nginx/sports.access.log"  # the documented file's access log, where Debian keeps nginx's
+
+
+def access_log(folder: Path) -> Path:
+    """Where the documented access log is written, for nginx run by main_configuration(folder, ...)."""
+    return folder / "access.log"
+
+
 def main_configuration(folder: Path, site: str) -> Path:
-    """What Debian's /etc/nginx/nginx.conf provides around conf.d/, in a folder of the test's own."""
-    (folder / "sports.conf").write_text(site)
+    """What Debian's /etc/nginx/nginx.conf provides around conf.d/, in a folder of the test's own (the
+    documented access log in it too)."""
+    assert site.count(ACCESS_LOG) == 1, ACCESS_LOG
+    (folder / "sports.conf").write_text(site.replace(ACCESS_LOG, str(access_log(folder))))
     paths = "\n".join(
         f"    {kind}_temp_path {folder / kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
     )

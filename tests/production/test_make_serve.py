@@ -72,7 +72,7 @@ def serve_expecting_refusal(
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        start_new_session=True,  # its own process group: `make` would not pass a stop on to config.serve
+        start_new_session=True,  # its own process group: a stop reaches every server it started
     )
     try:
         output, _ = launcher.communicate(timeout=REFUSED_WITHIN_SECONDS)
@@ -544,3 +544,85 @@ def test_restarted_workers_leave_their_counts_and_no_files_behind(metered: Meter
 def counting_workers(folder: Path) -> set[int]:
     """The pids with a counter file in `folder` (the archive is nobody's)."""
     return {int(pid) for path in folder.glob("counter_*.db") if (pid := path.stem.rpartition("_")[2]).isdigit()}
+
+
+# --- SIGTERM to make serve drains, then stops everything it started ------------------------------------------
+
+DRAIN_SECONDS = 2  # WEB_DRAIN_SECONDS here: long enough to see the drain, short enough for the gate
+
+
+def members_of(group: int) -> set[int]:
+    """The processes of process group `group` that have not exited (zombies excluded)."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            # The fields after the command's name (in parentheses, which may hold spaces): state, ppid, pgrp.
+            state, _, pgrp = stat.read_text().rpartition(")")[2].split()[:3]
+            if int(pgrp) == group and state != "Z":
+                found.add(int(stat.parent.name))
+    return found
+
+
+def readyz(url: str) -> httpx2.Response | None:
+    try:
+        return httpx2.get(f"{url}/readyz", timeout=5)
+    except httpx2.TransportError:
+        return None
+
+
+def test_sigterm_to_make_serve_drains_then_stops_every_server_it_started(tmp_path: Path) -> None:
+    """What a container runtime sends its first process, or systemd its main one: make passes it on to
+    config.serve (its last step execs), whose gunicorn answers /readyz 503 "stopping" at once while it
+    still serves for WEB_DRAIN_SECONDS; then every server exits, and make with them."""
+    node = Cluster(WEB_DRAIN_SECONDS=str(DRAIN_SECONDS))
+    node.prepare()  # the migrated database and collected files: make serve's migrate and collectstatic find them
+    url = f"http://127.0.0.1:{free_port()}"
+    environment = {
+        **node.environment,
+        "SPORTS_API_KEY": "sk_test_" + secrets.token_urlsafe(32),  # never asked here
+        "HOST": url.removeprefix("http://"),
+        "SPORTS_SANDBOX_WS_HOST": f"127.0.0.1:{free_port()}",  # the socket server too
+        "WEB_CONCURRENCY": "2",
+    }
+    log = tmp_path / "make-serve.log"
+    with log.open("wb") as output:
+        make = subprocess.Popen(
+            ["make", "--no-print-directory", "serve"],  # noqa: S607
+            cwd=PROJECT_ROOT,
+            env=environment,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # a group of its own: what it leaves behind is found by its group
+        )
+    try:
+        deadline = time.monotonic() + 120  # check, migrate, collectstatic, check again, then the servers
+        while not healthy(url):
+            assert make.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.2)
+        started = members_of(make.pid)
+        assert len(started) >= 6, started  # make, config.serve, gunicorn and its 2 workers, uvicorn, ...
+
+        make.send_signal(signal.SIGTERM)  # to make alone, not its group
+        deadline = time.monotonic() + DRAIN_SECONDS
+        while (answer := readyz(url)) is None or answer.status_code == 200:
+            assert time.monotonic() < deadline, f"no 503 from /readyz within the drain:\n{log.read_text()}"
+            time.sleep(0.05)
+        assert answer.status_code == 503, answer.text
+        assert answer.json()["ready"] is False
+        assert answer.json()["stopping"] is True
+        assert int(answer.headers["Retry-After"]) > 0
+        assert answer.headers["Connection"] == "close"  # a proxy's connection ends with its answer
+        served = httpx2.get(f"{url}/accounts/login/", timeout=10)  # still serving: the drain
+        assert served.status_code == 200
+        assert served.headers["Connection"] == "close"
+
+        assert make.wait(timeout=DRAIN_SECONDS + 30) == -signal.SIGTERM, log.read_text()
+        assert members_of(make.pid) == set(), log.read_text()  # config.serve, gunicorn, uvicorn: all gone
+        with pytest.raises(httpx2.ConnectError):
+            httpx2.get(f"{url}/healthz", timeout=5)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(make.pid, signal.SIGKILL)
+        make.wait(timeout=10)
+        node.stop()

@@ -10,19 +10,37 @@ from __future__ import annotations
 
 import base64
 import re
+import runpy
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx2
 import pytest
 
+from config.drain import DEFAULT_DRAIN_SECONDS
 from tests.dual_stack import client_from
-from tests.production.cluster import PASSWORD, USERNAME, Cluster, free_port, fresh_addresses, require_engines
-from tests.production.nginx import main_configuration, nginx_binary, site_configuration
+from tests.production.cluster import (
+    PASSWORD,
+    PROJECT_ROOT,
+    USERNAME,
+    Cluster,
+    free_port,
+    fresh_addresses,
+    require_engines,
+)
+from tests.production.nginx import (
+    access_log,
+    documented_configuration,
+    main_configuration,
+    nginx_binary,
+    site_configuration,
+)
 
 SLOW_CLIENTS = 230  # the review's count: more than one worker's 100 threads, twice over
 PROBE_TIMEOUT_SECONDS = 5  # a bound on each probe, not a measurement
@@ -37,6 +55,71 @@ def test_the_documented_configuration_passes_nginx_t(tmp_path: Path) -> None:
     )
     assert completed.returncode == 0, completed.stderr
     assert "test is successful" in completed.stderr
+
+
+def test_nginx_closes_an_idle_upstream_connection_before_gunicorn_and_before_a_drain_ends() -> None:
+    """No reset race: gunicorn never closes a kept-alive connection that nginx may be sending a request on
+    (nginx closes it first), and a draining server has none left when it stops accepting (config/drain.py)."""
+    upstream = documented_configuration().partition("upstream sports_site {")[2].partition("}")[0]
+    (nginx_seconds,) = (int(seconds) for seconds in re.findall(r"^\s*keepalive_timeout (\d+)s;$", upstream, re.M))
+    gunicorn = runpy.run_path(str(PROJECT_ROOT / "config" / "gunicorn.conf.py"))
+    assert nginx_seconds < gunicorn["keepalive"]
+    assert nginx_seconds < DEFAULT_DRAIN_SECONDS
+    assert gunicorn["graceful_timeout"] > DEFAULT_DRAIN_SECONDS  # gunicorn's master waits out the drain
+
+
+class EchoRequestId(BaseHTTPRequestHandler):
+    """An upstream that answers the X-Request-ID it was sent."""
+
+    protocol_version = "HTTP/1.1"  # keep-alive, as gunicorn
+
+    def do_GET(self) -> None:
+        body = (self.headers.get("X-Request-ID") or "").encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@contextmanager
+def documented_nginx_in_front_of(http_address: str, folder: Path) -> Iterator[str]:
+    """docs/deploy.md's nginx configuration, run in `folder` in front of `http_address`; its URL."""
+    port = free_port()
+    main = main_configuration(folder, site_configuration(listen=port, http_address=http_address))
+    process = subprocess.Popen([nginx_binary(), "-c", str(main)])  # noqa: S603 - the nginx binary, a file of ours
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 15
+        while not answers_health(url):
+            assert process.poll() is None, "nginx exited"
+            assert time.monotonic() < deadline, "nginx did not answer within 15 s"
+            time.sleep(0.1)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+
+
+def test_nginx_gives_each_request_its_own_id_sends_it_on_and_logs_it(tmp_path: Path) -> None:
+    """The site reads X-Request-ID from its trusted proxy: nginx sets it from $request_id whatever the client
+    sent (a client's own never reaches the site), and its access log carries the same id."""
+    upstream = ThreadingHTTPServer(("127.0.0.1", 0), EchoRequestId)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    try:
+        with documented_nginx_in_front_of(f"127.0.0.1:{upstream.server_port}", tmp_path) as url:
+            sent = [{}, {"X-Request-ID": "chosen-by-the-client"}, {"X-Request-ID": "0" * 32}]
+            ids = [httpx2.get(f"{url}/page", headers=headers, timeout=10).text for headers in sent]
+    finally:
+        upstream.shutdown()
+        upstream.server_close()
+    assert all(re.fullmatch(r"[0-9a-f]{32}", each) for each in ids), ids
+    assert len(set(ids)) == len(ids)
+    assert "0" * 32 not in ids
+    logged = re.findall(r'"GET /page HTTP/1.1" 200 .* request_id=([0-9a-f]{32}) ', access_log(tmp_path).read_text())
+    assert logged == ids
 
 
 NGINX_ADDRESS = "127.0.0.1"  # where nginx connects to the servers from
