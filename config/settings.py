@@ -10,13 +10,14 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from typing import Any
 
 import django_stubs_ext
 import environ
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.utils import get_random_secret_key
 
-from config import project
+from config import project, redis_sentinel
 from config.database import database_settings
 from config.service_addresses import browser_addresses
 
@@ -141,10 +142,15 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # The cache holds rate-limit counters; REDIS_URL shares them between processes.
 REDIS_URL = env.str("REDIS_URL", default="")
+# With Sentinels (host:port,host:port), REDIS_URL's host part is the Sentinel service whose primary the
+# cache and the channel layer follow through a failover (config/redis_sentinel.py).
+REDIS_SENTINELS = redis_sentinel.sentinel_addresses(env.str("REDIS_SENTINELS", default="").strip())
+if REDIS_SENTINELS and not REDIS_URL:
+    raise ImproperlyConfigured(f"REDIS_SENTINELS is set without REDIS_URL: set {redis_sentinel.URL_FORM}.")
 if REDIS_URL:
     # A Redis that stops answering (rather than refusing) costs a mint 2 s and a 503. Said here, not left
     # to redis-py's defaults, which have changed between releases (5 s in the 8.1 this site locks).
-    redis_bounds = {"socket_connect_timeout": 2, "socket_timeout": 2}
+    redis_bounds: dict[str, float] = {"socket_connect_timeout": 2, "socket_timeout": 2}
     CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
@@ -152,6 +158,8 @@ if REDIS_URL:
             "OPTIONS": redis_bounds,
         }
     }
+    if REDIS_SENTINELS:
+        CACHES["default"] = redis_sentinel.cache_settings(REDIS_URL, REDIS_SENTINELS, redis_bounds)
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 # Two sites sharing one Redis database keep apart every count and record they hold there (the rate
@@ -167,7 +175,11 @@ CACHES["default"]["KEY_PREFIX"] = (
 if REDIS_URL:
     # A 15 s read timeout bounds a dead Redis connection. (channels_redis's list layer waits in a 5 s
     # blocking read, so redis-py's 5 s default closed every idle socket with 1011.)
-    redis_host = {"address": REDIS_URL, "socket_timeout": 15, "socket_connect_timeout": 5}
+    redis_host: dict[str, Any] = {"address": REDIS_URL, "socket_timeout": 15, "socket_connect_timeout": 5}
+    if REDIS_SENTINELS:
+        redis_host = redis_sentinel.channel_layer_host(
+            REDIS_URL, REDIS_SENTINELS, {"socket_timeout": 15, "socket_connect_timeout": 5}
+        )
     # Redis pub/sub: each process subscribes once per group it needs (sportsproxy/sandbox/realtime/fanout.py)
     # and Redis pushes every event to it. It beat channels_redis's list layer in `make bench`'s
     # fan-out across processes (docs/benchmarks.md).

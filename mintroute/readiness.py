@@ -1,7 +1,8 @@
 """Readiness: whether this process can serve now. `GET /readyz` (mintroute.operations) asks it.
 
 Three checks, each a dependency the route needs: `database` (authentication reads it), `cache`
-(the rate limits count there; checked when it is Redis: a per-process cache cannot be down) and
+(the rate limits count there; checked when it is Redis, by a write through the site's own cache, so a
+replica is `unavailable`: a per-process cache cannot be down) and
 `service` (a plain GET of SPORTS_BASE_URL's origin: any HTTP answer below 500 is an answer; asked
 at most once per SERVICE_INTERVAL per process, and the stores at most once per STORE_INTERVAL, so a fleet of
 probes never becomes load on any of them: a probe within the interval reads the last run's report).
@@ -28,6 +29,7 @@ timeouts), so it ends soon after.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -51,6 +53,8 @@ SERVICE_INTERVAL = 10.0  # the service is asked at most once per this many secon
 # fleet of probes opens at most one database and one Redis connection a second per process.
 STORE_INTERVAL = 1.0
 RETRY_AFTER_SECONDS = 5
+PROBE_KEY = "mintroute:readiness"  # the cache check's own key, written and left to expire
+PROBE_KEY_SECONDS = 10
 
 OK, UNAVAILABLE, TIMEOUT = "ok", "unavailable", "timeout"
 
@@ -101,7 +105,9 @@ class Check:
             self._note(TIMEOUT, error)
             run.state = TIMEOUT
         except Exception as error:
-            said = f"{type(error).__name__} {error}".lower()
+            # What the error says, less the `socket_timeout=2.0` of a connection's repr inside it (redis-py's
+            # "No master found" names each Sentinel it asked so): those say no timeout happened.
+            said = re.sub(r"\w*timeout=", "", f"{type(error).__name__} {error}".lower())
             state = TIMEOUT if "timeout" in said or "timed out" in said else UNAVAILABLE
             self._note(state, error)
             run.state = state
@@ -158,17 +164,13 @@ def redis_location() -> str | None:
 
 
 def probe_cache() -> None:
-    """PING on a connection of its own, bounded: the site's cache may wait longer on a frozen Redis."""
-    import redis
-
-    location = redis_location()
-    if location is None:
+    """A write of a key of its own through the site's own cache (its connection settings, Sentinel
+    included): a replica answers PING but refuses the writes the rate limits make, so only a primary
+    that takes this write is `ok`. Bounded by the cache's own socket timeouts (config/settings.py: 2 s)."""
+    if redis_location() is None:
         return
-    client = redis.Redis.from_url(location, socket_connect_timeout=CONNECT_SECONDS, socket_timeout=CONNECT_SECONDS)
-    try:
-        client.ping()
-    finally:
-        client.close()
+    alias = getattr(settings, "RATELIMIT_USE_CACHE", "default")
+    caches[alias].set(PROBE_KEY, 1, timeout=PROBE_KEY_SECONDS)
 
 
 def probe_service() -> None:

@@ -1,10 +1,12 @@
-"""A redis-server of a test's own (the shared one on 6379 is never flushed, stopped or frozen)."""
+"""A redis-server of a test's own (the shared one on 6379 is never flushed, stopped or frozen), as a
+primary, a replica of another, or a Sentinel watching one."""
 
 from __future__ import annotations
 
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import redis
 
@@ -12,10 +14,12 @@ from tests.production.cluster import free_port
 
 
 class RedisServer:
-    """A redis-server of the test's own, on a free port, that the test can stop and start."""
+    """A redis-server of the test's own, on a free port, that the test can stop and start; a replica of
+    `primary` when given one."""
 
-    def __init__(self) -> None:
+    def __init__(self, primary: RedisServer | None = None) -> None:
         self.port = free_port()
+        self.primary = primary
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -24,6 +28,9 @@ class RedisServer:
 
     def start(self) -> None:
         command = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+        if self.primary is not None:
+            command += ["--replicaof", "127.0.0.1", str(self.primary.port)]
+        command += ["--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0", "--repl-diskless-load", "swapdb"]
         self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL)  # noqa: S603 - fixed command
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
@@ -33,6 +40,17 @@ class RedisServer:
             except redis.ConnectionError:
                 time.sleep(0.05)
         raise RuntimeError("redis-server did not start")
+
+    def wait_in_sync(self) -> None:
+        """Until this replica has its primary's data (bounded)."""
+        deadline = time.monotonic() + 10
+        while redis.Redis.from_url(self.url).info("replication").get("master_link_status") != "up":
+            assert time.monotonic() < deadline, "the replica did not sync within 10 s"
+            time.sleep(0.05)
+
+    def demote(self, primary_port: int) -> None:
+        """Made a replica of the primary on `primary_port`, as Sentinel does after a failover."""
+        redis.Redis(port=self.port, socket_timeout=2).replicaof("127.0.0.1", primary_port)
 
     def hang(self) -> None:
         """Stopped, not gone: the kernel still accepts connections and takes requests, nothing answers."""
@@ -49,3 +67,60 @@ class RedisServer:
             self.process.terminate()
             self.process.wait(timeout=10)
             self.process = None
+
+
+class SentinelServer(RedisServer):
+    """A Redis Sentinel of the test's own, watching `primary` as the service SERVICE (quorum 1)."""
+
+    SERVICE = "sitecache"
+
+    def __init__(self, primary: RedisServer, folder: Path, down_after_ms: int = 1000) -> None:
+        super().__init__()
+        self.watched = primary
+        self.config = folder / f"sentinel-{self.port}.conf"
+        self.down_after_ms = down_after_ms
+
+    def start(self) -> None:
+        # Sentinel rewrites its configuration file as it learns, so each gets a file of its own.
+        self.config.write_text(
+            f"port {self.port}\nbind 127.0.0.1\ndir {self.config.parent}\n"
+            f"sentinel monitor {self.SERVICE} 127.0.0.1 {self.watched.port} 1\n"
+            f"sentinel down-after-milliseconds {self.SERVICE} {self.down_after_ms}\n"
+            f"sentinel failover-timeout {self.SERVICE} 5000\n"
+        )
+        command = ["redis-server", str(self.config), "--sentinel"]
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL)  # noqa: S603 - fixed command
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                redis.Redis(port=self.port, socket_connect_timeout=0.2).ping()
+                return
+            except redis.ConnectionError:
+                time.sleep(0.05)
+        raise RuntimeError("redis-server --sentinel did not start")
+
+    def client(self) -> redis.Redis:
+        return redis.Redis(port=self.port, socket_timeout=2, decode_responses=True)
+
+    def primary_port(self) -> int:
+        _host, port = self.client().sentinel_get_master_addr_by_name(self.SERVICE)
+        return int(port)
+
+    def fail_over(self) -> int:
+        """SENTINEL FAILOVER as soon as Sentinel knows a replica, then the new primary's port once Sentinel
+        names it (each wait bounded). The old primary still takes writes until Sentinel makes it a replica
+        (at its next look at it, up to 10 s later): `demote` does that at once."""
+        before = self.primary_port()
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                self.client().execute_command("SENTINEL", "FAILOVER", self.SERVICE)
+                break
+            except redis.ResponseError:  # NOGOODSLAVE: it has not met the replica yet
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        while (after := self.primary_port()) == before:
+            assert time.monotonic() < deadline, "Sentinel named no new primary within 15 s"
+            time.sleep(0.05)
+        return after

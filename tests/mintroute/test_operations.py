@@ -9,15 +9,17 @@ from __future__ import annotations
 import re
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 from django.test import Client
 
+from config.redis_sentinel import cache_settings
 from mintroute import readiness
 from sportsproxy.sandbox.clock import ManualClock
 from tests.counting_service import CountingService
-from tests.redis_server import RedisServer
+from tests.redis_server import RedisServer, SentinelServer
 from tests.upstreams import closed_port_url, fake_upstream
 
 WITHIN_SECONDS = 2  # the rule's bound for /readyz, whatever hangs beneath it
@@ -116,6 +118,33 @@ def test_a_stopped_redis_is_unavailable(own_redis: RedisServer, settings: Any) -
     settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": own_redis.url}}
     own_redis.stop()
     assert_not_ready(get("/readyz"), cache="unavailable")
+
+
+def test_a_replica_is_unavailable_only_a_primary_that_takes_writes_is_ok(own_redis: RedisServer, settings: Any) -> None:
+    replica = RedisServer(own_redis)
+    replica.start()
+    try:
+        replica.wait_in_sync()
+        settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": replica.url}}
+        assert_not_ready(get("/readyz"), cache="unavailable")  # it answers PING all the same
+        settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": own_redis.url}}
+        assert get("/readyz").json()["checks"]["cache"] == "ok"
+    finally:
+        replica.stop()
+
+
+def test_the_cache_check_asks_sentinel_as_the_site_does(own_redis: RedisServer, settings: Any, tmp_path: Path) -> None:
+    sentinel = SentinelServer(own_redis, tmp_path)
+    sentinel.start()
+    try:
+        location = f"redis://{SentinelServer.SERVICE}/0"
+        bounds = {"socket_connect_timeout": 2.0, "socket_timeout": 2.0}
+        settings.CACHES = {"default": cache_settings(location, [("127.0.0.1", sentinel.port)], bounds)}
+        assert get("/readyz").json()["checks"]["cache"] == "ok"
+        sentinel.stop()  # no Sentinel names a primary: the site's cache cannot work, nor can this check
+        assert_not_ready(get("/readyz"), cache="unavailable")
+    finally:
+        sentinel.stop()
 
 
 def service_reported(answer: Any) -> str:

@@ -1,0 +1,129 @@
+"""Redis through Sentinel: the site's cache and channel layer follow the primary Sentinel names.
+
+With `REDIS_SENTINELS` (`host:port,host:port`), `REDIS_URL` (`redis://[:password@]SERVICE/DB`, or
+`rediss://`) names a Sentinel service rather than a host, as django-redis reads it. The Sentinel client
+is redis-py's own `redis.sentinel` (and `redis.asyncio.sentinel` under channels_redis): the library the
+site already locks for Redis, maintained with it, and the one whose pool leaves a demoted primary by
+itself (a ReadOnlyError or a broken connection makes it ask Sentinel again), so no restart follows a
+failover.
+
+A module of its own because Django's built-in `RedisCache` reads every part of LOCATION as a host:
+`SentinelRedisCache` keeps everything of it but the pool, which comes from Sentinel (the primary only,
+for reads and writes alike: a replica's reads may lag the rate limits' counts).
+
+Every call is bounded: Sentinel's connections and the primary's get the site's socket timeouts, and
+no retries. (redis-py's `Redis` retries three times with a backoff of up to 10 s by default, which the
+clients it makes for each Sentinel inherit: 4 s per lookup measured at one dead Sentinel.) A lookup
+asks each Sentinel once, in turn, and the one that answered is asked first next time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.core.cache.backends.redis import RedisCache, RedisCacheClient
+from django.core.exceptions import ImproperlyConfigured
+
+Address = tuple[str, int]
+
+SENTINELS_FORM = "REDIS_SENTINELS=sentinel1:26379,sentinel2:26379,sentinel3:26379"
+URL_FORM = "REDIS_URL=redis://:password@SERVICE/0 (or rediss://), its host part the Sentinel service name"
+
+
+def sentinel_addresses(value: str) -> list[Address]:
+    """The `host:port` pairs of REDIS_SENTINELS (none for ""); ImproperlyConfigured, in one sentence,
+    for anything else."""
+    addresses: list[Address] = []
+    for item in value.split(",") if value.strip() else []:
+        host, _, port = item.strip().rpartition(":")
+        host = host.strip("[]")  # an IPv6 address written [::1]:26379
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ImproperlyConfigured(
+                f"REDIS_SENTINELS cannot be read at {item.strip()!r}: write each Sentinel as host:port, "
+                f"comma-separated, e.g. {SENTINELS_FORM}."
+            )
+        addresses.append((host, int(port)))
+    return addresses
+
+
+def service_of(redis_url: str) -> str:
+    """The Sentinel service REDIS_URL names; ImproperlyConfigured when it names a host and port instead."""
+    parts = urlsplit(redis_url)
+    if parts.scheme not in ("redis", "rediss") or not parts.hostname or _has_port(parts.netloc):
+        raise ImproperlyConfigured(
+            f"REDIS_URL names no Sentinel service while REDIS_SENTINELS is set: write it as {URL_FORM}."
+        )
+    return parts.hostname
+
+
+def _has_port(netloc: str) -> bool:
+    return ":" in netloc.rpartition("@")[2]
+
+
+def cache_settings(redis_url: str, sentinels: list[Address], bounds: dict[str, float]) -> dict[str, Any]:
+    """Django's cache settings for the primary of the service `redis_url` names, found through `sentinels`."""
+    service_of(redis_url)  # refused here, at start, rather than at the first request
+    return {
+        "BACKEND": "config.redis_sentinel.SentinelRedisCache",
+        "LOCATION": redis_url,
+        "OPTIONS": {**bounds, "sentinels": sentinels},
+    }
+
+
+def channel_layer_host(redis_url: str, sentinels: list[Address], bounds: dict[str, float]) -> dict[str, Any]:
+    """channels_redis's host entry for the primary of the service `redis_url` names (its `master_name`,
+    `sentinels` and `sentinel_kwargs` keys; the rest are the primary's connection's)."""
+    from redis.asyncio.retry import Retry
+    from redis.backoff import NoBackoff
+    from redis.connection import parse_url
+
+    connection = parse_url(redis_url)
+    connection.pop("host", None)
+    ssl = connection.pop("connection_class", None) is not None  # rediss://
+    return {
+        "master_name": service_of(redis_url),
+        "sentinels": sentinels,
+        "sentinel_kwargs": {**bounds, "ssl": ssl, "retry": Retry(NoBackoff(), 0)},
+        **connection,
+        **({"ssl": True} if ssl else {}),
+        **bounds,
+    }
+
+
+class SentinelCacheClient(RedisCacheClient):
+    """Django's Redis cache client whose one pool is the primary's, as Sentinel names it."""
+
+    def __init__(self, servers: list[str], *, sentinels: list[Address], **options: Any) -> None:
+        super().__init__(servers, **options)
+        self._sentinels = sentinels
+
+    def _get_connection_pool(self, write: bool) -> Any:
+        if 0 not in self._pools:
+            self._pools[0] = self._primary_pool()
+        return self._pools[0]
+
+    def _primary_pool(self) -> Any:
+        from redis.backoff import NoBackoff
+        from redis.connection import parse_url
+        from redis.retry import Retry
+        from redis.sentinel import Sentinel, SentinelConnectionPool
+
+        url = self._servers[0]
+        connection = parse_url(url)
+        connection.pop("host", None)
+        ssl = connection.pop("connection_class", None) is not None  # rediss://
+        bounds = {name: value for name, value in self._pool_options.items() if name.startswith("socket_")}
+        no_retries = Retry(NoBackoff(), 0)
+        sentinel = Sentinel(self._sentinels, sentinel_kwargs={**bounds, "ssl": ssl, "retry": no_retries})
+        return SentinelConnectionPool(
+            service_of(url), sentinel, **connection, ssl=ssl, retry=no_retries, **self._pool_options
+        )
+
+
+class SentinelRedisCache(RedisCache):
+    """Django's Redis cache, its connections to the primary Sentinel names (OPTIONS["sentinels"])."""
+
+    def __init__(self, server: str, params: dict[str, Any]) -> None:
+        super().__init__(server, params)
+        self._class = SentinelCacheClient

@@ -1,0 +1,172 @@
+"""config/redis_sentinel.py against real processes: a Redis primary, its replica and Sentinels of the
+test's own (redis-server --sentinel), the cache found through them, and REDIS_SENTINELS as settings read it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from django.core.exceptions import ImproperlyConfigured
+
+from config.redis_sentinel import SentinelRedisCache, cache_settings, channel_layer_host, sentinel_addresses
+from tests.production.cluster import free_port
+from tests.redis_server import RedisServer, SentinelServer
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+BOUNDS = {"socket_connect_timeout": 2.0, "socket_timeout": 2.0}
+URL = f"redis://{SentinelServer.SERVICE}/0"
+
+pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server is not installed")
+
+
+@pytest.fixture
+def stores(tmp_path: Path) -> Iterator[tuple[RedisServer, RedisServer, SentinelServer]]:
+    """A primary, its replica (in sync) and one Sentinel watching them, each stopped after the test."""
+    primary = RedisServer()
+    replica = RedisServer(primary)
+    sentinel = SentinelServer(primary, tmp_path)
+    started: list[RedisServer] = []
+    try:
+        for server in (primary, replica, sentinel):
+            server.start()
+            started.append(server)
+        replica.wait_in_sync()
+        yield primary, replica, sentinel
+    finally:
+        for server in reversed(started):
+            server.stop()
+
+
+def site_cache(sentinels: list[tuple[str, int]]) -> SentinelRedisCache:
+    return SentinelRedisCache(URL, cache_settings(URL, sentinels, BOUNDS))
+
+
+def holds(server: RedisServer, key: str) -> bool:
+    return any(key.encode() in name for name in redis.Redis(port=server.port).keys("*"))
+
+
+def test_the_cache_reads_and_writes_the_primary_sentinel_names(
+    stores: tuple[RedisServer, RedisServer, SentinelServer],
+) -> None:
+    primary, _replica, sentinel = stores
+    cache = site_cache([("127.0.0.1", sentinel.port)])
+    cache.set("where", "primary", 60)
+    assert cache.get("where") == "primary"
+    assert cache.incr("where-count", 1) if cache.add("where-count", 1, 60) else True
+    assert holds(primary, "where")
+    client = cache._cache.get_client(write=False)  # reads too: never a replica
+    assert client.connection_pool.get_master_address() == ("127.0.0.1", primary.port)
+
+
+def test_after_a_failover_the_same_cache_follows_the_new_primary_without_a_restart(
+    stores: tuple[RedisServer, RedisServer, SentinelServer],
+) -> None:
+    primary, replica, sentinel = stores
+    cache = site_cache([("127.0.0.1", sentinel.port)])
+    cache.set("before", 1, 60)
+    assert redis.Redis(port=primary.port).wait(1, 2000) == 1  # replication is asynchronous: kept, not lost
+    assert sentinel.fail_over() == replica.port
+    primary.demote(replica.port)  # it answers the pooled connection READONLY: the pool asks Sentinel again
+    deadline = time.monotonic() + 5
+    errors = 0
+    while True:
+        try:
+            cache.set("after", 2, 60)
+            break
+        except redis.RedisError:
+            errors += 1
+            assert time.monotonic() < deadline, "the cache did not follow the new primary within 5 s"
+            time.sleep(0.05)
+    assert cache.get("before") == 1 and cache.get("after") == 2
+    assert holds(replica, "after")  # written on the promoted replica
+    assert errors <= 1, f"{errors} calls failed after the failover"  # the one on the READONLY connection
+    assert primary.port != replica.port
+
+
+def test_a_lookup_at_a_dead_sentinel_is_bounded_and_asks_the_next(
+    stores: tuple[RedisServer, RedisServer, SentinelServer],
+) -> None:
+    primary, _replica, sentinel = stores
+    dead = ("127.0.0.1", free_port())  # nothing listens: refused, not retried with a backoff
+    cache = site_cache([dead, ("127.0.0.1", sentinel.port)])
+    started = time.monotonic()
+    cache.set("bounded", 1, 60)
+    assert time.monotonic() - started < 0.5
+    assert holds(primary, "bounded")
+
+
+def test_with_every_sentinel_dead_a_call_fails_at_once() -> None:
+    cache = site_cache([("127.0.0.1", free_port()), ("127.0.0.1", free_port())])
+    started = time.monotonic()
+    with pytest.raises(redis.ConnectionError, match="No master found"):
+        cache.set("nowhere", 1, 60)
+    assert time.monotonic() - started < 0.5
+
+
+def test_sentinel_addresses_read_host_port_lists_and_refuse_anything_else() -> None:
+    assert sentinel_addresses("") == []
+    assert sentinel_addresses("a:26379, b.example:26380,[::1]:5") == [("a", 26379), ("b.example", 26380), ("::1", 5)]
+    for malformed in ("a", "a:", ":26379", "a:port", "a:70000", "a:1,,b:2"):
+        with pytest.raises(ImproperlyConfigured, match=r"REDIS_SENTINELS cannot be read at .* write each Sentinel"):
+            sentinel_addresses(malformed)
+
+
+def test_the_channel_layer_gets_channels_redis_sentinel_keys() -> None:
+    host = channel_layer_host("rediss://:secret@svc/3", [("s1", 26379)], {"socket_timeout": 15})
+    assert host["master_name"] == "svc" and host["sentinels"] == [("s1", 26379)]
+    assert (host["db"], host["password"], host["ssl"], host["socket_timeout"]) == (3, "secret", True, 15)
+    assert host["sentinel_kwargs"]["retry"].get_retries() == 0
+    assert "address" not in host
+
+
+def settings_of(**environment: str) -> subprocess.CompletedProcess[str]:
+    script = (
+        "import json, django; django.setup(); from django.conf import settings as s; "
+        "print(json.dumps([s.CACHES['default']['BACKEND'], sorted(s.CHANNEL_LAYERS['default']['CONFIG']['hosts'][0])]))"
+    )
+    return subprocess.run(  # noqa: S603 - this interpreter, a fixed script
+        [sys.executable, "-c", script],
+        cwd=PROJECT_ROOT,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "DJANGO_ENV_FILE": "", **environment},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("environment", "said"),
+    [
+        ({"REDIS_URL": URL, "REDIS_SENTINELS": "s1:26379,s2"}, "REDIS_SENTINELS cannot be read at 's2'"),
+        ({"REDIS_URL": "redis://127.0.0.1:6379/0", "REDIS_SENTINELS": "s1:26379"}, "REDIS_URL names no Sentinel"),
+        ({"REDIS_URL": "", "REDIS_SENTINELS": "s1:26379"}, "REDIS_SENTINELS is set without REDIS_URL"),
+    ],
+)
+def test_settings_refuse_a_sentinel_setting_they_cannot_use_with_a_sentence(
+    environment: dict[str, str], said: str
+) -> None:
+    completed = settings_of(**environment)
+    assert completed.returncode != 0
+    assert said in completed.stderr.splitlines()[-1]
+
+
+def test_settings_with_sentinels_give_the_cache_and_the_channel_layer_sentinel_hosts() -> None:
+    with_sentinels: Any = settings_of(REDIS_URL=URL, REDIS_SENTINELS="s1:26379")
+    assert with_sentinels.returncode == 0, with_sentinels.stderr
+    assert with_sentinels.stdout.strip() == (
+        '["config.redis_sentinel.SentinelRedisCache", '
+        '["db", "master_name", "sentinel_kwargs", "sentinels", "socket_connect_timeout", "socket_timeout"]]'
+    )
+    without: Any = settings_of(REDIS_URL="redis://127.0.0.1:6379/0", REDIS_SENTINELS="")
+    assert without.stdout.strip() == (
+        '["django.core.cache.backends.redis.RedisCache", ["address", "socket_connect_timeout", "socket_timeout"]]'
+    )
