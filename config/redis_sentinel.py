@@ -24,8 +24,10 @@ from urllib.parse import urlsplit
 
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 from django.core.exceptions import ImproperlyConfigured
+from redis import Redis
 
 Address = tuple[str, int]
+CLIENT_OPTIONS = ("serializer", "pool_class", "parser_class")  # Django's client's own, not a connection's
 
 SENTINELS_FORM = "REDIS_SENTINELS=sentinel1:26379,sentinel2:26379,sentinel3:26379"
 URL_FORM = "REDIS_URL=redis://:password@SERVICE/0 (or rediss://), its host part the Sentinel service name"
@@ -78,7 +80,7 @@ def channel_layer_host(redis_url: str, sentinels: list[Address], bounds: dict[st
     from redis.backoff import NoBackoff
     from redis.connection import parse_url
 
-    connection = parse_url(redis_url)
+    connection = parse_url(redis_url)  # type: ignore[no-untyped-call]  # redis-py's, untyped
     connection.pop("host", None)
     ssl = connection.pop("connection_class", None) is not None  # rediss://
     return {
@@ -92,32 +94,37 @@ def channel_layer_host(redis_url: str, sentinels: list[Address], bounds: dict[st
 
 
 class SentinelCacheClient(RedisCacheClient):
-    """Django's Redis cache client whose one pool is the primary's, as Sentinel names it."""
+    """Django's Redis cache client whose every client, for reads and writes, is the primary's, as Sentinel
+    names it: one pool per process, made at the first call (as Django's own client makes its pools)."""
 
     def __init__(self, servers: list[str], *, sentinels: list[Address], **options: Any) -> None:
         super().__init__(servers, **options)
+        self._url = servers[0]
         self._sentinels = sentinels
+        self._connection_options = {name: value for name, value in options.items() if name not in CLIENT_OPTIONS}
+        self._primary_pool: Any = None
 
-    def _get_connection_pool(self, write: bool) -> Any:
-        if 0 not in self._pools:
-            self._pools[0] = self._primary_pool()
-        return self._pools[0]
+    def get_client(self, key: Any = None, *, write: bool = False) -> Redis:
+        if self._primary_pool is None:
+            self._primary_pool = self._pool_of_the_primary()
+        return Redis(connection_pool=self._primary_pool)
 
-    def _primary_pool(self) -> Any:
+    def _pool_of_the_primary(self) -> Any:
         from redis.backoff import NoBackoff
         from redis.connection import parse_url
         from redis.retry import Retry
         from redis.sentinel import Sentinel, SentinelConnectionPool
 
-        url = self._servers[0]
-        connection = parse_url(url)
+        connection = parse_url(self._url)  # type: ignore[no-untyped-call]  # redis-py's, untyped
         connection.pop("host", None)
         ssl = connection.pop("connection_class", None) is not None  # rediss://
-        bounds = {name: value for name, value in self._pool_options.items() if name.startswith("socket_")}
+        bounds = {name: value for name, value in self._connection_options.items() if name.startswith("socket_")}
         no_retries = Retry(NoBackoff(), 0)
-        sentinel = Sentinel(self._sentinels, sentinel_kwargs={**bounds, "ssl": ssl, "retry": no_retries})
-        return SentinelConnectionPool(
-            service_of(url), sentinel, **connection, ssl=ssl, retry=no_retries, **self._pool_options
+        sentinel = Sentinel(  # type: ignore[no-untyped-call]
+            self._sentinels, sentinel_kwargs={**bounds, "ssl": ssl, "retry": no_retries}
+        )
+        return SentinelConnectionPool(  # type: ignore[no-untyped-call]
+            service_of(self._url), sentinel, **connection, ssl=ssl, retry=no_retries, **self._connection_options
         )
 
 

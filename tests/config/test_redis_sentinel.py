@@ -3,6 +3,7 @@ test's own (redis-server --sentinel), the cache found through them, and REDIS_SE
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import subprocess
@@ -60,7 +61,8 @@ def test_the_cache_reads_and_writes_the_primary_sentinel_names(
     cache = site_cache([("127.0.0.1", sentinel.port)])
     cache.set("where", "primary", 60)
     assert cache.get("where") == "primary"
-    assert cache.incr("where-count", 1) if cache.add("where-count", 1, 60) else True
+    assert cache.add("counted", 1, 60)
+    assert cache.incr("counted") == 2
     assert holds(primary, "where")
     client = cache._cache.get_client(write=False)  # reads too: never a replica
     assert client.connection_pool.get_master_address() == ("127.0.0.1", primary.port)
@@ -85,7 +87,8 @@ def test_after_a_failover_the_same_cache_follows_the_new_primary_without_a_resta
             errors += 1
             assert time.monotonic() < deadline, "the cache did not follow the new primary within 5 s"
             time.sleep(0.05)
-    assert cache.get("before") == 1 and cache.get("after") == 2
+    assert cache.get("before") == 1
+    assert cache.get("after") == 2
     assert holds(replica, "after")  # written on the promoted replica
     assert errors <= 1, f"{errors} calls failed after the failover"  # the one on the READONLY connection
     assert primary.port != replica.port
@@ -121,7 +124,7 @@ def test_sentinel_addresses_read_host_port_lists_and_refuse_anything_else() -> N
 
 def test_the_channel_layer_gets_channels_redis_sentinel_keys() -> None:
     host = channel_layer_host("rediss://:secret@svc/3", [("s1", 26379)], {"socket_timeout": 15})
-    assert host["master_name"] == "svc" and host["sentinels"] == [("s1", 26379)]
+    assert (host["master_name"], host["sentinels"]) == ("svc", [("s1", 26379)])
     assert (host["db"], host["password"], host["ssl"], host["socket_timeout"]) == (3, "secret", True, 15)
     assert host["sentinel_kwargs"]["retry"].get_retries() == 0
     assert "address" not in host
@@ -170,3 +173,31 @@ def test_settings_with_sentinels_give_the_cache_and_the_channel_layer_sentinel_h
     assert without.stdout.strip() == (
         '["django.core.cache.backends.redis.RedisCache", ["address", "socket_connect_timeout", "socket_timeout"]]'
     )
+
+
+def test_the_channel_layer_delivers_through_the_primary_sentinel_names(
+    stores: tuple[RedisServer, RedisServer, SentinelServer],
+) -> None:
+    from channels_redis.pubsub import RedisPubSubChannelLayer
+
+    _primary, _replica, sentinel = stores
+    host = channel_layer_host(URL, [("127.0.0.1", sentinel.port)], {"socket_timeout": 15, "socket_connect_timeout": 5})
+
+    async def round_trip() -> dict[str, Any]:
+        layer = RedisPubSubChannelLayer(hosts=[host])
+        try:
+            channel = await layer.new_channel()
+            receiving = asyncio.ensure_future(layer.receive(channel))
+            await asyncio.sleep(0.2)  # pub/sub: subscribed before the send
+            await layer.send(channel, {"type": "match.event", "n": 1})
+            return await asyncio.wait_for(receiving, 5)
+        finally:
+            # channels_redis's flush closes the primary's connections, not its Sentinel clients' (a site's
+            # layer keeps them for the process's life): closed here, or they are collected unclosed.
+            for shard in layer._get_layer()._shards:
+                if shard._redis is not None:
+                    for client in shard._redis.connection_pool.sentinel_manager.sentinels:
+                        await client.aclose()
+            await layer.flush()
+
+    assert asyncio.run(round_trip()) == {"type": "match.event", "n": 1}

@@ -24,6 +24,7 @@ from tests.upstreams import closed_port_url, fake_upstream
 
 WITHIN_SECONDS = 2  # the rule's bound for /readyz, whatever hangs beneath it
 TOKEN = "metrics-token-0123456789abcdef"
+REDIS_CACHE = "django.core.cache.backends.redis.RedisCache"
 
 
 @pytest.fixture(autouse=True)
@@ -125,9 +126,9 @@ def test_a_replica_is_unavailable_only_a_primary_that_takes_writes_is_ok(own_red
     replica.start()
     try:
         replica.wait_in_sync()
-        settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": replica.url}}
+        settings.CACHES = {"default": {"BACKEND": REDIS_CACHE, "LOCATION": replica.url}}
         assert_not_ready(get("/readyz"), cache="unavailable")  # it answers PING all the same
-        settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": own_redis.url}}
+        settings.CACHES = {"default": {"BACKEND": REDIS_CACHE, "LOCATION": own_redis.url}}
         assert get("/readyz").json()["checks"]["cache"] == "ok"
     finally:
         replica.stop()
