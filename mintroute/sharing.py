@@ -24,9 +24,11 @@ token, or 504, never less than the half-life rule allows; `mintedAt` is when the
 `reason: "unauthorized"` replaces the site's token; for REPLACEMENT_WINDOW after a replacement,
 other `unauthorized` callers get the replacement instead of minting again.
 
-If the cache cannot be reached, the caller gets a token minted for it alone (not shared, not
-stored): the route's rate limits count in the same cache and have just let the request through, so
-the outage is brief, and the caller is answered instead of refused.
+If the cache cannot be reached (a Redis failover: before Sentinel names the new primary, or under a
+flight), the same flight runs again on a cache of this process (PROCESS_CACHE): the callers of one
+process that meet the outage together share one mint, and the callers after them that token while it
+is fresh, so an outage costs at most one mint per process beyond the one that was due. The route's
+rate limits count in the shared cache and have just let the request through, so the outage is brief.
 
 The rules are written once, as a plan (`_flight`) that yields what it needs done: a cache
 operation, a pause, the mint. `site_token` runs the plan with blocking calls (WSGI), `asite_token`
@@ -51,6 +53,7 @@ from typing import Any, TypeGuard
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.cache import BaseCache, caches
+from django.core.cache.backends.locmem import LocMemCache
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.crypto import salted_hmac
 
@@ -68,6 +71,8 @@ FLIGHT_MARGIN_SECONDS = 2  # beyond the longest mint, before a waiting caller gi
 LEASE_SECONDS = 4  # the lock's life from its last renewal: how long a dead holder delays the others
 RENEW_SECONDS = 1  # how often the live holder renews its lease
 FAILURE_SECONDS = 5  # how long a failed flight's answer stays for the callers that waited on it
+# Where a flight runs while the shared cache cannot be reached: this process's single flight and token.
+PROCESS_CACHE: BaseCache = LocMemCache("mintroute-sharing", {})
 
 monotonic: Callable[[], float] = time.monotonic  # replaced by tests to move the bounds' clock
 
@@ -297,26 +302,30 @@ def _run(step: Store) -> Any:
 # --- The plan -------------------------------------------------------------------------------
 
 
-def _flight(ttl: int, reason: str | None) -> Plan:
-    """Serve the site's token, or mint it as the one caller holding the lock, or wait for that caller."""
+def _flight(ttl: int, reason: str | None, cache: BaseCache | None = None) -> Plan:
+    """Serve the site's token, or mint it as the one caller holding the lock, or wait for that caller:
+    on the shared cache, or on `cache` (PROCESS_CACHE, while the shared one cannot be reached)."""
     keys = _Keys.of_this_site()
     longest = _flight_seconds()
     deadline = monotonic() + longest + 1  # past the longest live mint
+    on = cache if cache is not None else _cache()
     try:
         while monotonic() < deadline:
-            current = yield Store(partial(_read, keys.token))
+            current = yield Store(partial(_read, keys.token, on))
             if _serves(current, reason):
                 return current.answer()
             flight = secrets.token_hex(8)
-            if (yield TakeLock(partial(_cache().add, keys.lock, flight, LEASE_SECONDS))):
-                return (yield from _fly(ttl, reason, keys, Lease(_cache(), keys.lock, flight, longest)))
-            holder = yield Store(partial(_cache().get, keys.lock))
+            if (yield TakeLock(partial(on.add, keys.lock, flight, LEASE_SECONDS))):
+                return (yield from _fly(ttl, reason, keys, Lease(on, keys.lock, flight, longest)))
+            holder = yield Store(partial(on.get, keys.lock))
             if holder is not None:
-                landed = yield from _wait_for(holder, reason, keys, deadline)
+                landed = yield from _wait_for(holder, reason, keys, deadline, on)
                 if landed is not None:
                     return landed
     except StoreUnavailable:
-        logger.warning("Minting a token for this caller alone: the site's token cannot be shared now")
+        if cache is None:
+            logger.warning("The site's token is shared within this process only: the cache cannot be reached")
+            return (yield from _flight(ttl, reason, PROCESS_CACHE))
         return (yield MINT)  # type: ignore[no-any-return]
     raise RouteError(
         504, "upstream_timeout", f"The token this site is minting did not arrive within {longest + 1} s. Retry."
@@ -326,7 +335,7 @@ def _flight(ttl: int, reason: str | None) -> Plan:
 def _fly(ttl: int, reason: str | None, keys: _Keys, lease: Lease) -> Plan:
     """Holding the lock: mint (the runner renews the lease meanwhile), store the token (or the failure)
     for the others, release the lock."""
-    current = yield Store(partial(_read, keys.token))
+    current = yield Store(partial(_read, keys.token, lease.cache))
     if _serves(current, reason):  # it landed between our first look and our lock
         yield from _quietly(Store(lease.release))
         return current.answer()
@@ -335,36 +344,36 @@ def _fly(ttl: int, reason: str | None, keys: _Keys, lease: Lease) -> Plan:
         minted: dict[str, str] = yield Mint(lease)
     except RouteError as refusal:
         failure = refusal.as_record()
-        yield from _quietly(Store(partial(_cache().set, keys.failed(lease.flight), failure, FAILURE_SECONDS)))
+        yield from _quietly(Store(partial(lease.cache.set, keys.failed(lease.flight), failure, FAILURE_SECONDS)))
         yield from _quietly(Store(lease.release))
         raise
     record = _record(minted, ttl, replacement=reason == "unauthorized", minted_at=reuse.now())
     held_up = monotonic() - started >= LEASE_SECONDS  # long enough to have lost the lock meanwhile
     if record is not None:  # nothing after the mint may cost the token: a failed store only logs
-        yield from _quietly(Store(partial(_store, keys.token, record, ttl)))
+        yield from _quietly(Store(partial(_store, keys.token, record, ttl, lease.cache)))
     yield from _quietly(Store(lease.release))
     if record is None or not held_up or _fresh(record):
         return minted
     # This holder was held up (paused, swapped out) past its token's half-life: the site's token, if
     # a later flight stored a fresh one, else no token rather than one with less than its rules allow.
-    current = yield Store(partial(_read, keys.token))
+    current = yield Store(partial(_read, keys.token, lease.cache))
     if _serves(current, None):
         return current.answer()
     raise RouteError(504, "upstream_timeout", "The token this site minted arrived too late to hand out. Retry.")
 
 
 def _wait_for(
-    holder: str, reason: str | None, keys: _Keys, deadline: float
+    holder: str, reason: str | None, keys: _Keys, deadline: float, cache: BaseCache
 ) -> Generator[Step, Any, dict[str, str] | None]:
     """Poll until `holder`'s flight lands (its token, or its failure raised); None when it ended
     without either (its holder died) or the deadline passed."""
     while monotonic() < deadline:
         yield Pause(POLL_SECONDS)
-        current = yield Store(partial(_read, keys.token))
+        current = yield Store(partial(_read, keys.token, cache))
         if _serves(current, reason):
             return current.answer()
-        if (yield Store(partial(_cache().get, keys.lock))) != holder:
-            failure = RouteError.from_record((yield Store(partial(_cache().get, keys.failed(holder)))))
+        if (yield Store(partial(cache.get, keys.lock))) != holder:
+            failure = RouteError.from_record((yield Store(partial(cache.get, keys.failed(holder)))))
             if failure is not None:
                 raise failure
             return None
@@ -415,8 +424,8 @@ def _serves(current: SiteToken | None, reason: str | None) -> TypeGuard[SiteToke
     return current.left() > timedelta(seconds=current.ttl / 2)
 
 
-def _read(key: str) -> SiteToken | None:
-    stored = _cache().get(key)
+def _read(key: str, cache: BaseCache | None = None) -> SiteToken | None:
+    stored = (cache if cache is not None else _cache()).get(key)
     if not isinstance(stored, dict):
         return None
     try:
@@ -449,12 +458,12 @@ def _fresh(record: dict[str, Any]) -> bool:
     return left > timedelta(seconds=record["ttl"] / 2)
 
 
-def _store(key: str, record: dict[str, Any], ttl: int) -> bool:
+def _store(key: str, record: dict[str, Any], ttl: int, cache: BaseCache) -> bool:
     """Keep `record` as the site's token unless the cache holds one that expires later: the site's token
     only moves forward, whichever flight lands last. Of two that expire together (minted in the same
     second), a replacement (reason "unauthorized") wins: the other is the token the service refused."""
     expires = int(datetime.fromisoformat(record["expiresAt"]).timestamp() * 1000)
-    return set_if_later(_cache(), key, record, expires * 2 + int(record["replacement"]), ttl)
+    return set_if_later(cache, key, record, expires * 2 + int(record["replacement"]), ttl)
 
 
 def _release(lock: str, flight: str, cache: BaseCache) -> None:

@@ -10,11 +10,13 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
 from django.core.cache import cache
+from django.core.cache.backends.locmem import LocMemCache
 from django.test import Client
 
 from mintroute import sharing
@@ -24,13 +26,16 @@ from tests.counting_service import CountingService
 from tests.mintroute.conftest import logged_in_browser, post_token, upstream_calls
 from tests.mintroute.entries import Entry, assert_refusal
 from tests.mintroute.test_authentication import DEVICE, SESSION, app_call
+from tests.production.cluster import free_port
 
 UNAUTHORIZED = '{"reason": "unauthorized"}'
 
 
 @pytest.fixture(autouse=True)
-def site_mode(settings: Any) -> None:
+def site_mode(settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     settings.SPORTS_TOKEN_SHARING = "site"
+    # The process's own stand-in for the cache, empty for each test (LocMemCache shares storage by name).
+    monkeypatch.setattr(sharing, "PROCESS_CACHE", LocMemCache(f"sharing-test-{time.monotonic_ns()}", {}))
 
 
 def test_every_login_and_every_app_gets_the_one_site_token(settings: Any, site_key: str) -> None:
@@ -234,7 +239,9 @@ def test_a_dead_lock_holder_delays_the_mint_no_longer_than_its_lock(settings: An
     assert upstream_calls(site_key) == 1
 
 
-def test_without_the_cache_a_caller_gets_a_token_of_its_own(settings: Any) -> None:
+def test_without_the_cache_the_callers_after_a_mint_get_its_token_from_this_process(
+    settings: Any, site_key: str
+) -> None:
     browser = logged_in_browser()
     settings.RATELIMIT_ENABLE = False  # so the rate limits do not touch the cache first (they fail closed)
     settings.CACHES = {
@@ -244,7 +251,8 @@ def test_without_the_cache_a_caller_gets_a_token_of_its_own(settings: Any) -> No
     settings.RATELIMIT_USE_CACHE = "limits"  # the site's token lives there too (the sandbox keeps "default")
     response = post_token(browser)
     assert response.status_code == 200, response.content
-    assert post_token(browser).json()["token"] != response.json()["token"]  # nothing shared, nothing stored
+    assert post_token(logged_in_browser("bob")).json()["token"] == response.json()["token"]  # kept in this process
+    assert upstream_calls(site_key) == 1
 
 
 def test_any_other_mode_is_check_error_e008_and_a_502_naming_it(settings: Any) -> None:
@@ -278,3 +286,32 @@ def test_a_site_token_the_route_cannot_read_is_minted_over(stored: object, site_
     assert response.status_code == 200
     assert response.json()["token"] != "t"
     assert upstream_calls(site_key) == 1
+
+
+def test_while_the_cache_is_gone_the_callers_of_one_process_share_one_mint(settings: Any) -> None:
+    settings.CACHES = {
+        **settings.CACHES,
+        "gone": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": f"redis://127.0.0.1:{free_port()}/0",
+        },
+    }
+    settings.RATELIMIT_USE_CACHE = "gone"  # refused: what a lost primary is before Sentinel names the next
+    mints: list[str] = []
+
+    def mint() -> dict[str, str]:
+        time.sleep(0.2)  # long enough for every caller to meet the flight
+        mints.append(token := f"token-{len(mints)}")
+        return {"token": token, "expiresAt": (sharing.reuse.now() + timedelta(seconds=600)).isoformat()}
+
+    answers: list[str] = []
+    callers = [
+        threading.Thread(target=lambda: answers.append(sharing.site_token(600, None, mint)["token"])) for _ in range(6)
+    ]
+    for caller in callers:
+        caller.start()
+    for caller in callers:
+        caller.join(timeout=10)
+    answers.append(sharing.site_token(600, None, mint)["token"])  # a caller after them: the same token, fresh
+    assert answers == ["token-0"] * 7
+    assert mints == ["token-0"]
