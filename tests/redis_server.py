@@ -103,8 +103,9 @@ class SentinelServer(RedisServer):
         return redis.Redis(port=self.port, socket_timeout=2, decode_responses=True)
 
     def primary_port(self) -> int:
-        _host, port = self.client().sentinel_get_master_addr_by_name(self.SERVICE)
-        return int(port)
+        """The primary as SENTINEL MASTERS names it, which redis-py asks: it moves only when the failover
+        ends (get-master-addr-by-name moves sooner, while the other replicas are still reconfigured)."""
+        return int(self.client().sentinel_masters()[self.SERVICE]["port"])
 
     def fail_over(self) -> int:
         """SENTINEL FAILOVER as soon as Sentinel knows a replica, then the new primary's port once Sentinel
