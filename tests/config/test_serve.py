@@ -233,6 +233,7 @@ def test_sigterm_stops_the_socket_server_after_the_drain_and_sigint_at_once(tmp_
     )
     stopped = stop_times(launcher, log, signum)
     if signum == signal.SIGTERM:
-        assert stopped["socket"] - stopped["http"] >= drain
+        # Each time is when that server's process handled its signal: the first may run late on a busy machine.
+        assert stopped["socket"] - stopped["http"] >= drain - 0.1
     else:
         assert stopped["socket"] - stopped["http"] < drain  # Ctrl-C: both at once
