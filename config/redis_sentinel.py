@@ -3,7 +3,7 @@
 With `REDIS_SENTINELS` (`host:port,host:port`), `REDIS_URL` (`redis://[:password@]SERVICE/DB`, or
 `rediss://`) names a Sentinel service rather than a host, as django-redis reads it. The Sentinel client
 is redis-py's own `redis.sentinel` (and `redis.asyncio.sentinel` under channels_redis): the library the
-site already locks for Redis, maintained with it, and the one whose pool leaves a demoted primary by
+site already locks for Redis, maintained with it, and the one whose pool leaves a former primary by
 itself (a ReadOnlyError or a broken connection makes it ask Sentinel again), so no restart follows a
 failover.
 

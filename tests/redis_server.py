@@ -48,7 +48,7 @@ class RedisServer:
             assert time.monotonic() < deadline, "the replica did not sync within 10 s"
             time.sleep(0.05)
 
-    def demote(self, primary_port: int) -> None:
+    def make_replica_of(self, primary_port: int) -> None:
         """Made a replica of the primary on `primary_port`, as Sentinel does after a failover."""
         redis.Redis(port=self.port, socket_timeout=2).replicaof("127.0.0.1", primary_port)
 
@@ -110,7 +110,7 @@ class SentinelServer(RedisServer):
     def fail_over(self) -> int:
         """SENTINEL FAILOVER as soon as Sentinel knows a replica, then the new primary's port once Sentinel
         names it (each wait bounded). The old primary still takes writes until Sentinel makes it a replica
-        (at its next look at it, up to 10 s later): `demote` does that at once."""
+        (at its next look at it, up to 10 s later): `make_replica_of` does that at once."""
         before = self.primary_port()
         deadline = time.monotonic() + 15
         while True:

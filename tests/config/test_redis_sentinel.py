@@ -76,7 +76,7 @@ def test_after_a_failover_the_same_cache_follows_the_new_primary_without_a_resta
     cache.set("before", 1, 60)
     assert redis.Redis(port=primary.port).wait(1, 2000) == 1  # replication is asynchronous: kept, not lost
     assert sentinel.fail_over() == replica.port
-    primary.demote(replica.port)  # it answers the pooled connection READONLY: the pool asks Sentinel again
+    primary.make_replica_of(replica.port)  # it answers the pooled connection READONLY: the pool asks Sentinel again
     deadline = time.monotonic() + 5
     errors = 0
     while True:
