@@ -34,6 +34,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import httpx2
 from django.conf import settings
@@ -169,8 +170,22 @@ def probe_cache() -> None:
     that takes this write is `ok`. Bounded by the cache's own socket timeouts (config/settings.py: 2 s)."""
     if redis_location() is None:
         return
-    alias = getattr(settings, "RATELIMIT_USE_CACHE", "default")
-    caches[alias].set(PROBE_KEY, 1, timeout=PROBE_KEY_SECONDS)
+    # A cache of this run's own, its connections closed when the run ends: each run is a new thread, and
+    # the thread's own cache (Django keeps one per thread) would leave its pool to the garbage collector.
+    cache = caches.create_connection(getattr(settings, "RATELIMIT_USE_CACHE", "default"))
+    try:
+        cache.set(PROBE_KEY, 1, timeout=PROBE_KEY_SECONDS)
+    finally:
+        _disconnect(cache)
+
+
+def _disconnect(cache: Any) -> None:
+    """Close the connections of a Redis cache: its pool (the one every call of it uses) and, through
+    Sentinel, the Sentinels' own."""
+    pool = cache._cache.get_client(write=True).connection_pool  # Django's RedisCache client: one pool a cache
+    pool.disconnect()
+    for sentinel in getattr(getattr(pool, "sentinel_manager", None), "sentinels", ()):
+        sentinel.connection_pool.disconnect()
 
 
 def probe_service() -> None:

@@ -98,6 +98,7 @@ def operated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Operated]:
         SPORTS_API_KEY=service.api_key,
         SPORTS_TOKEN_RATE="1000/m",
         SPORTS_METRICS="1",
+        SPORTS_TOKEN_SHARING="login",  # whatever the project's answer: the outage test ages each login's token
     )
     node.environment.pop("PROMETHEUS_MULTIPROC_DIR", None)  # make serve makes its own
     node.environment["DATABASE_URL"] = stores.postgres_url(node.database, port=database.port)
