@@ -89,6 +89,13 @@ def documented_nginx_in_front_of(http_address: str, folder: Path) -> Iterator[st
     """docs/deploy.md's nginx configuration, run in `folder` in front of `http_address`; its URL."""
     port = free_port()
     main = main_configuration(folder, site_configuration(listen=port, http_address=http_address))
+    with running_nginx(main, port) as url:
+        yield url
+
+
+@contextmanager
+def running_nginx(main: Path, port: int) -> Iterator[str]:
+    """nginx on configuration `main`, once it answers /healthz on `port` (15 s at most); stopped after."""
     process = subprocess.Popen([nginx_binary(), "-c", str(main)])  # noqa: S603 - the nginx binary, a file of ours
     url = f"http://127.0.0.1:{port}"
     try:
@@ -145,24 +152,13 @@ def node() -> Iterator[Cluster]:
 
 @pytest.fixture(scope="module")
 def proxy(node: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    nginx = nginx_binary()
     port = free_port()
     http_address = node.urls[0].removeprefix("http://")
     socket_address = node.ws_urls[0].removeprefix("ws://").removesuffix("/sdk/v1/ws")
     site = site_configuration(listen=port, http_address=http_address, socket_address=socket_address)
     main = main_configuration(tmp_path_factory.mktemp("nginx"), site)
-    process = subprocess.Popen([nginx, "-c", str(main)])  # noqa: S603 - the nginx binary, a file of ours
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 15
-        while not answers_health(url):
-            assert process.poll() is None, "nginx exited"
-            assert time.monotonic() < deadline, "nginx did not answer within 15 s"
-            time.sleep(0.1)
+    with running_nginx(main, port) as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=15)
 
 
 def answers_health(url: str) -> bool:
