@@ -6,7 +6,9 @@ checking the password. Copy this pattern for your own site's login forms.
 does, so every form counts in the same count as the mint route's HTTP Basic or Digest
 (mintroute.password_throttle: the counters, in the Django cache, keyed on the route's client-IP
 rule). Every attempt is counted before its password is checked; a successful login (Django's
-`user_logged_in` during a counted attempt) is given back.
+`user_logged_in` during a counted attempt) is given back, and so is an attempt whose password was never
+checked because a store the form reads could not be reached (a database failover): a user who tried
+during one is not locked out for the rest of the minute after it.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from django.dispatch import receiver
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 
+from config.unavailable import STORE_ERRORS
 from mintroute import password_throttle
 
 logger = logging.getLogger(__name__)
@@ -49,7 +52,11 @@ def throttled(view: LoginView) -> LoginView:
             message = f"Too many failed logins from your address. Try again in {wait} s."
             return _refused(view, request, message, status=429, wait=wait, args=args, kwargs=kwargs)
         setattr(request, COUNTED, True)
-        return view(request, *args, **kwargs)
+        try:
+            return view(request, *args, **kwargs)
+        except STORE_ERRORS:
+            _give_back(request)  # not a failed attempt: no password was checked (fails_politely answers 503)
+            raise
 
     return throttled_view
 
@@ -57,12 +64,21 @@ def throttled(view: LoginView) -> LoginView:
 @receiver(user_logged_in, dispatch_uid="config.login.give_back")
 def _give_back_a_success(sender: Any, request: HttpRequest | None, **kwargs: Any) -> None:
     """A counted attempt that logged in did not fail: count it as a success."""
-    if request is None or not getattr(request, COUNTED, False):
-        return  # a login no throttled form counted (a test client, a signup) gives nothing back
+    if request is not None:
+        _give_back(request)
+
+
+def _give_back(request: HttpRequest) -> None:
+    """Count the request's attempt as no failure, once (a login whose store failed after it logged in
+    was given back when it logged in); nothing for an attempt no throttled form counted (a test client,
+    a signup)."""
+    if not getattr(request, COUNTED, False):
+        return
+    setattr(request, COUNTED, False)
     try:
         password_throttle.give_back(request)
     except Exception:
-        logger.exception("Login throttle store unreachable; a successful login stays counted")
+        logger.exception("Login throttle store unreachable; an attempt that did not fail stays counted")
 
 
 def _refused(

@@ -70,21 +70,23 @@ class RedisServer:
 
 
 class SentinelServer(RedisServer):
-    """A Redis Sentinel of the test's own, watching `primary` as the service SERVICE (quorum 1)."""
+    """A Redis Sentinel of the test's own, watching `primary` as the service SERVICE (quorum 1 unless given:
+    how many Sentinels must agree that the primary is down)."""
 
     SERVICE = "sitecache"
 
-    def __init__(self, primary: RedisServer, folder: Path, down_after_ms: int = 1000) -> None:
+    def __init__(self, primary: RedisServer, folder: Path, down_after_ms: int = 1000, quorum: int = 1) -> None:
         super().__init__()
         self.watched = primary
         self.config = folder / f"sentinel-{self.port}.conf"
         self.down_after_ms = down_after_ms
+        self.quorum = quorum
 
     def start(self) -> None:
         # Sentinel rewrites its configuration file as it learns, so each gets a file of its own.
         self.config.write_text(
             f"port {self.port}\nbind 127.0.0.1\ndir {self.config.parent}\n"
-            f"sentinel monitor {self.SERVICE} 127.0.0.1 {self.watched.port} 1\n"
+            f"sentinel monitor {self.SERVICE} 127.0.0.1 {self.watched.port} {self.quorum}\n"
             f"sentinel down-after-milliseconds {self.SERVICE} {self.down_after_ms}\n"
             f"sentinel failover-timeout {self.SERVICE} 5000\n"
         )

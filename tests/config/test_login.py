@@ -12,6 +12,7 @@ import django_ratelimit.core
 import pytest
 from django.contrib.auth.models import User
 from django.contrib.auth.signals import user_logged_in, user_login_failed
+from django.db import OperationalError, connection
 from django.test import Client
 
 from tests.dual_stack import client_from, dual_stack_server
@@ -168,3 +169,19 @@ def test_an_unreachable_store_refuses_logins_with_503(user: User, settings: Any,
     assert answer.status_code == 503
     assert answer["Retry-After"] == "5"
     assert checked == []
+
+
+def test_attempts_the_database_could_not_check_are_not_failures(user: User, checked: list[str]) -> None:
+    """A database failover: while every query is refused the form answers 503 and checks no password; those
+    attempts are given back, so the user logs in as soon as the database answers, not a minute later."""
+
+    def refuse(*args: Any) -> None:
+        raise OperationalError("connection to server failed: Connection refused")
+
+    with connection.execute_wrapper(refuse):
+        statuses = [log_in(PASSWORD).status_code for _ in range(12)]
+    assert statuses == [503] * 12
+    assert checked == []
+    assert log_in(PASSWORD).status_code == 302
+    statuses = [log_in(f"guess-{number}").status_code for number in range(11)]
+    assert statuses == [200] * 10 + [429]  # the failures that did happen count as ever
