@@ -11,6 +11,10 @@ A module of its own because Django's built-in `RedisCache` reads every part of L
 `SentinelRedisCache` keeps everything of it but the pool, which comes from Sentinel (the primary only,
 for reads and writes alike: a replica's reads may lag the rate limits' counts).
 
+Sentinels that require a password of their own (Sentinel's `requirepass`, which is not the Redis
+servers') get `REDIS_SENTINEL_PASSWORD`, passed here as `sentinel_password`; REDIS_URL's password is
+the primary's only, as a Sentinel without a password of its own refuses any.
+
 Every call is bounded: Sentinel's connections and the primary's get the site's socket timeouts, and
 no retries. (redis-py's `Redis` retries three times with a backoff of up to 10 s by default, which the
 clients it makes for each Sentinel inherit: 4 s per lookup measured at one dead Sentinel.) A lookup
@@ -63,19 +67,26 @@ def _has_port(netloc: str) -> bool:
     return ":" in netloc.rpartition("@")[2]
 
 
-def cache_settings(redis_url: str, sentinels: list[Address], bounds: dict[str, float]) -> dict[str, Any]:
-    """Django's cache settings for the primary of the service `redis_url` names, found through `sentinels`."""
+def cache_settings(
+    redis_url: str, sentinels: list[Address], bounds: dict[str, float], sentinel_password: str = ""
+) -> dict[str, Any]:
+    """Django's cache settings for the primary of the service `redis_url` names, found through `sentinels`
+    (each asked with `sentinel_password`, if any)."""
     service_of(redis_url)  # refused here, at start, rather than at the first request
+    password = {"sentinel_password": sentinel_password} if sentinel_password else {}
     return {
         "BACKEND": "config.redis_sentinel.SentinelRedisCache",
         "LOCATION": redis_url,
-        "OPTIONS": {**bounds, "sentinels": sentinels},
+        "OPTIONS": {**bounds, "sentinels": sentinels, **password},
     }
 
 
-def channel_layer_host(redis_url: str, sentinels: list[Address], bounds: dict[str, float]) -> dict[str, Any]:
+def channel_layer_host(
+    redis_url: str, sentinels: list[Address], bounds: dict[str, float], sentinel_password: str = ""
+) -> dict[str, Any]:
     """channels_redis's host entry for the primary of the service `redis_url` names (its `master_name`,
-    `sentinels` and `sentinel_kwargs` keys; the rest are the primary's connection's)."""
+    `sentinels` and `sentinel_kwargs` keys; the rest are the primary's connection's), each Sentinel asked
+    with `sentinel_password`, if any."""
     from redis.asyncio.retry import Retry
     from redis.backoff import NoBackoff
     from redis.connection import parse_url
@@ -86,7 +97,12 @@ def channel_layer_host(redis_url: str, sentinels: list[Address], bounds: dict[st
     return {
         "master_name": service_of(redis_url),
         "sentinels": sentinels,
-        "sentinel_kwargs": {**bounds, "ssl": ssl, "retry": Retry(NoBackoff(), 0)},
+        "sentinel_kwargs": {
+            **bounds,
+            "ssl": ssl,
+            "retry": Retry(NoBackoff(), 0),
+            **({"password": sentinel_password} if sentinel_password else {}),
+        },
         **connection,
         **({"ssl": True} if ssl else {}),
         **bounds,
@@ -97,10 +113,13 @@ class SentinelCacheClient(RedisCacheClient):
     """Django's Redis cache client whose every client, for reads and writes, is the primary's, as Sentinel
     names it: one pool per process, made at the first call (as Django's own client makes its pools)."""
 
-    def __init__(self, servers: list[str], *, sentinels: list[Address], **options: Any) -> None:
+    def __init__(
+        self, servers: list[str], *, sentinels: list[Address], sentinel_password: str = "", **options: Any
+    ) -> None:
         super().__init__(servers, **options)
         self._url = servers[0]
         self._sentinels = sentinels
+        self._sentinel_password = sentinel_password
         self._connection_options = {name: value for name, value in options.items() if name not in CLIENT_OPTIONS}
         self._primary_pool: Any = None
 
@@ -120,8 +139,9 @@ class SentinelCacheClient(RedisCacheClient):
         ssl = connection.pop("connection_class", None) is not None  # rediss://
         bounds = {name: value for name, value in self._connection_options.items() if name.startswith("socket_")}
         no_retries = Retry(NoBackoff(), 0)
+        password = {"password": self._sentinel_password} if self._sentinel_password else {}
         sentinel = Sentinel(  # type: ignore[no-untyped-call]
-            self._sentinels, sentinel_kwargs={**bounds, "ssl": ssl, "retry": no_retries}
+            self._sentinels, sentinel_kwargs={**bounds, "ssl": ssl, "retry": no_retries, **password}
         )
         return SentinelConnectionPool(  # type: ignore[no-untyped-call]
             service_of(self._url), sentinel, **connection, ssl=ssl, retry=no_retries, **self._connection_options

@@ -145,6 +145,8 @@ REDIS_URL = env.str("REDIS_URL", default="")
 # With Sentinels (host:port,host:port), REDIS_URL's host part is the Sentinel service whose primary the
 # cache and the channel layer follow through a failover (config/redis_sentinel.py).
 REDIS_SENTINELS = redis_sentinel.sentinel_addresses(env.str("REDIS_SENTINELS", default="").strip())
+# The Sentinels' own password (their `requirepass`), if they require one; REDIS_URL's is the Redis servers'.
+REDIS_SENTINEL_PASSWORD = os.environ.get("REDIS_SENTINEL_PASSWORD", "")  # as written (see SECRET_KEY)
 if REDIS_SENTINELS and not REDIS_URL:
     raise ImproperlyConfigured(f"REDIS_SENTINELS is set without REDIS_URL: set {redis_sentinel.URL_FORM}.")
 if REDIS_URL:
@@ -159,7 +161,9 @@ if REDIS_URL:
         }
     }
     if REDIS_SENTINELS:
-        CACHES["default"] = redis_sentinel.cache_settings(REDIS_URL, REDIS_SENTINELS, redis_bounds)
+        CACHES["default"] = redis_sentinel.cache_settings(
+            REDIS_URL, REDIS_SENTINELS, redis_bounds, REDIS_SENTINEL_PASSWORD
+        )
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 # Two sites sharing one Redis database keep apart every count and record they hold there (the rate
@@ -178,7 +182,7 @@ if REDIS_URL:
     redis_host: dict[str, Any] = {"address": REDIS_URL, "socket_timeout": 15, "socket_connect_timeout": 5}
     if REDIS_SENTINELS:
         redis_host = redis_sentinel.channel_layer_host(
-            REDIS_URL, REDIS_SENTINELS, {"socket_timeout": 15, "socket_connect_timeout": 5}
+            REDIS_URL, REDIS_SENTINELS, {"socket_timeout": 15, "socket_connect_timeout": 5}, REDIS_SENTINEL_PASSWORD
         )
     # Redis pub/sub: each process subscribes once per group it needs (sportsproxy/sandbox/realtime/fanout.py)
     # and Redis pushes every event to it. It beat channels_redis's list layer in `make bench`'s

@@ -139,11 +139,7 @@ class PostgresServer:
 
 
 def _children_of(pid: int) -> list[str]:
-    return [
-        child
-        for task in Path(f"/proc/{pid}/task").glob("*/children")
-        for child in task.read_text().split()
-    ]
+    return [child for task in Path(f"/proc/{pid}/task").glob("*/children") for child in task.read_text().split()]
 
 
 def _alive(pid: int) -> bool:

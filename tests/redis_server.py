@@ -75,12 +75,15 @@ class SentinelServer(RedisServer):
 
     SERVICE = "sitecache"
 
-    def __init__(self, primary: RedisServer, folder: Path, down_after_ms: int = 1000, quorum: int = 1) -> None:
+    def __init__(
+        self, primary: RedisServer, folder: Path, down_after_ms: int = 1000, quorum: int = 1, password: str = ""
+    ) -> None:
         super().__init__()
         self.watched = primary
         self.config = folder / f"sentinel-{self.port}.conf"
         self.down_after_ms = down_after_ms
         self.quorum = quorum
+        self.password = password  # the Sentinel's own `requirepass`, when given
 
     def start(self) -> None:
         # Sentinel rewrites its configuration file as it learns, so each gets a file of its own.
@@ -89,20 +92,21 @@ class SentinelServer(RedisServer):
             f"sentinel monitor {self.SERVICE} 127.0.0.1 {self.watched.port} {self.quorum}\n"
             f"sentinel down-after-milliseconds {self.SERVICE} {self.down_after_ms}\n"
             f"sentinel failover-timeout {self.SERVICE} 5000\n"
+            + (f"requirepass {self.password}\n" if self.password else "")
         )
         command = ["redis-server", str(self.config), "--sentinel"]
         self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL)  # noqa: S603 - fixed command
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             try:
-                redis.Redis(port=self.port, socket_connect_timeout=0.2).ping()
+                redis.Redis(port=self.port, password=self.password or None, socket_connect_timeout=0.2).ping()
                 return
             except redis.ConnectionError:
                 time.sleep(0.05)
         raise RuntimeError("redis-server --sentinel did not start")
 
     def client(self) -> redis.Redis:
-        return redis.Redis(port=self.port, socket_timeout=2, decode_responses=True)
+        return redis.Redis(port=self.port, password=self.password or None, socket_timeout=2, decode_responses=True)
 
     def primary_port(self) -> int:
         """The primary as SENTINEL MASTERS names it, which redis-py asks: it moves only when the failover

@@ -114,6 +114,23 @@ def test_with_every_sentinel_dead_a_call_fails_at_once() -> None:
     assert time.monotonic() - started < 0.5
 
 
+def test_sentinels_that_require_a_password_are_asked_with_redis_sentinel_password(tmp_path: Path) -> None:
+    primary = RedisServer()
+    sentinel = SentinelServer(primary, tmp_path, password="sentinel-pass-123")
+    try:
+        primary.start()
+        sentinel.start()
+        address = [("127.0.0.1", sentinel.port)]
+        cache = SentinelRedisCache(URL, cache_settings(URL, address, BOUNDS, "sentinel-pass-123"))
+        cache.set("guarded", 1, 60)
+        assert holds(primary, "guarded")
+        with pytest.raises(redis.ConnectionError, match="No master found"):  # the Sentinel refused to name it
+            site_cache(address).set("unasked", 1, 60)
+    finally:
+        sentinel.stop()
+        primary.stop()
+
+
 def test_sentinel_addresses_read_host_port_lists_and_refuse_anything_else() -> None:
     assert sentinel_addresses("") == []
     assert sentinel_addresses("a:26379, b.example:26380,[::1]:5") == [("a", 26379), ("b.example", 26380), ("::1", 5)]
@@ -127,14 +144,20 @@ def test_the_channel_layer_gets_channels_redis_sentinel_keys() -> None:
     assert (host["master_name"], host["sentinels"]) == ("svc", [("s1", 26379)])
     assert (host["db"], host["password"], host["ssl"], host["socket_timeout"]) == (3, "secret", True, 15)
     assert host["sentinel_kwargs"]["retry"].get_retries() == 0
+    assert "password" not in host["sentinel_kwargs"]  # REDIS_URL's password is the primary's only
     assert "address" not in host
+    guarded = channel_layer_host("redis://svc/0", [("s1", 26379)], {}, "sentinel-pass-123")
+    assert guarded["sentinel_kwargs"]["password"] == "sentinel-pass-123"
 
 
-def settings_of(**environment: str) -> subprocess.CompletedProcess[str]:
-    script = (
-        "import json, django; django.setup(); from django.conf import settings as s; "
-        "print(json.dumps([s.CACHES['default']['BACKEND'], sorted(s.CHANNEL_LAYERS['default']['CONFIG']['hosts'][0])]))"
-    )
+BACKEND_AND_HOST_KEYS = (
+    "print(json.dumps([s.CACHES['default']['BACKEND'], sorted(s.CHANNEL_LAYERS['default']['CONFIG']['hosts'][0])]))"
+)
+
+
+def settings_of(*, shown: str = BACKEND_AND_HOST_KEYS, **environment: str) -> subprocess.CompletedProcess[str]:
+    """What `shown` (a Python statement with the settings as `s`) prints under `environment`."""
+    script = f"import json, django; django.setup(); from django.conf import settings as s; {shown}"
     return subprocess.run(  # noqa: S603 - this interpreter, a fixed script
         [sys.executable, "-c", script],
         cwd=PROJECT_ROOT,
@@ -173,6 +196,17 @@ def test_settings_with_sentinels_give_the_cache_and_the_channel_layer_sentinel_h
     assert without.stdout.strip() == (
         '["django.core.cache.backends.redis.RedisCache", ["address", "socket_connect_timeout", "socket_timeout"]]'
     )
+
+
+def test_redis_sentinel_password_reaches_the_cache_and_the_channel_layers_sentinels_only() -> None:
+    shown = (
+        "print(json.dumps([s.CACHES['default']['OPTIONS']['sentinel_password'],"
+        " s.CHANNEL_LAYERS['default']['CONFIG']['hosts'][0]['sentinel_kwargs']['password'],"
+        " s.CHANNEL_LAYERS['default']['CONFIG']['hosts'][0].get('password')]))"
+    )
+    completed = settings_of(shown=shown, REDIS_URL=URL, REDIS_SENTINELS="s1:26379", REDIS_SENTINEL_PASSWORD="$pw 1")
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.strip() == '["$pw 1", "$pw 1", null]'  # as written; never the primary's
 
 
 def test_the_channel_layer_delivers_through_the_primary_sentinel_names(

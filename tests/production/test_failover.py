@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import os
 import re
@@ -29,6 +30,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,18 +39,9 @@ import pytest
 import redis
 from websockets.asyncio.client import connect
 
-from tests import stores
 from tests.counting_service import CountingService
 from tests.postgres_server import PostgresServer, postgres_bin
-from tests.production.cluster import (
-    PASSWORD,
-    USERNAME,
-    Cluster,
-    free_port,
-    logged_in,
-    prepared,
-    require_engines,
-)
+from tests.production.cluster import PASSWORD, USERNAME, Cluster, free_port, logged_in, require_engines
 from tests.production.nginx import main_configuration, nginx_binary, site_configuration
 from tests.redis_server import RedisServer, SentinelServer
 from tests.support import envelope
@@ -69,7 +62,10 @@ READYZ_INTERVAL = 1.0  # /readyz runs its store checks at most once a second per
 USERS = 3  # logged-in users minting, one request after another each
 DATABASE = "sports"
 SERVICE = SentinelServer.SERVICE
+FROZEN_SECONDS = 0.3  # a lost machine's site node stops answering before its connections end
 SITE_PROCESSES = 2  # processes that serve the route: two nodes of one gunicorn worker each
+FLIGHT_CALLERS = 8  # callers waiting on one mint of the site's token when the cache fails
+FLIGHT_MINT_SECONDS = 1.5  # how long the service takes over that mint
 
 
 @dataclass(frozen=True)
@@ -79,6 +75,7 @@ class Answer:
     done: float
     status: int | str  # the HTTP status, or the transport error's name and text
     json: bool  # whether the answer is JSON
+    error: str = ""  # a JSON refusal's `error`
 
 
 class Service(CountingService):
@@ -126,7 +123,8 @@ class Load:
             self.answers.append(Answer(kind, sent, time.monotonic(), f"{type(error).__name__}: {error}", False))
             return None
         is_json = answer.headers.get("content-type", "").startswith("application/json")
-        self.answers.append(Answer(kind, sent, time.monotonic(), answer.status_code, is_json))
+        error = str(answer.json().get("error", "")) if is_json and answer.status_code >= 400 else ""
+        self.answers.append(Answer(kind, sent, time.monotonic(), answer.status_code, is_json, error))
         return answer
 
     def _mint(self, browser: httpx2.Client) -> None:
@@ -143,7 +141,7 @@ class Load:
                 form = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text) if page else None
                 if form is not None:
                     fields = {"username": USERNAME, "password": PASSWORD, "csrfmiddlewaretoken": form.group(1)}
-                    self._ask("login", lambda browser=browser: browser.post("/accounts/login/", data=fields))
+                    self._ask("login", lambda b=browser, f=fields: b.post("/accounts/login/", data=f))
             time.sleep(0.1)
 
     def _probe(self, index: int, node: str) -> None:
@@ -198,13 +196,16 @@ def processes_of(pid: int) -> set[int]:
     return found
 
 
-def kill_node(launcher: subprocess.Popen[bytes]) -> None:
-    """SIGKILL to a node and every process under it at once, as a lost machine ends them."""
-    every = [launcher.pid, *descendants(launcher.pid)]
-    for pid in every:
+def freeze(launcher: subprocess.Popen[bytes]) -> list[int]:
+    """SIGSTOP to a node and every process under it: it answers nothing from now on; their pids."""
+    return [launcher.pid, *descendants(launcher.pid)]
+
+
+def kill(frozen: list[int]) -> None:
+    """SIGKILL to frozen processes at once, as a lost machine ends them."""
+    for pid in frozen:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-    launcher.wait(timeout=10)
 
 
 def kill_redis(server: RedisServer) -> None:
@@ -253,8 +254,9 @@ class Stores:
             if master["num-other-sentinels"] < len(running) - 1 or master["num-slaves"] < 1:
                 return False
             replicas = sentinel.client().sentinel_slaves(SERVICE)
-            if not any(replica["master-link-status"] == "ok" and replica["is_disconnected"] is False
-                       for replica in replicas):
+            if not any(
+                replica["master-link-status"] == "ok" and replica["is_disconnected"] is False for replica in replicas
+            ):
                 return False
         return True
 
@@ -272,13 +274,9 @@ class Stores:
         site's DATABASE_URL names it), as a failover engine rebuilds a lost member."""
         primary, lost = self.pg_roles()
         lost.stop()
-        standby = PostgresServer(primary, port=lost.port)
-        standby.start()
-        standby.wait_replaying()
-        if lost is self.pg_primary:
-            self.pg_primary, self.pg_standby = primary, standby
-        else:
-            self.pg_standby = standby
+        self.pg_primary, self.pg_standby = primary, PostgresServer(primary, port=lost.port)  # stopped with the rest
+        self.pg_standby.start()
+        self.pg_standby.wait_replaying()
 
     def stop(self) -> None:
         for server in (self.pg_standby, self.pg_primary):
@@ -288,38 +286,61 @@ class Stores:
 
 
 class Site(Cluster):
-    """Two nodes of the site on the drill's stores: its database copied from the configuration's migrated one."""
+    """Two nodes of the site on the drill's stores, started together."""
 
-    def __init__(self, stores_: Stores, service: CountingService) -> None:
+    def __init__(self, stores_: Stores, service: CountingService, folder: Path) -> None:
         super().__init__(
             DJANGO_SETTINGS_MODULE="tests.production.failover_settings",
             DATABASE_URL=stores_.database_url,
             REDIS_URL=f"redis://{SERVICE}/0",
             REDIS_SENTINELS=stores_.sentinel_list,
             SPORTS_BASE_URL=service.url,  # the route mints there; the sandbox stays mounted for its socket
-            SPORTS_API_KEY="sk_test_" + secrets.token_urlsafe(32),  # the stand-in takes any; the nodes get a sandbox key
+            SPORTS_API_KEY="sk_test_" + secrets.token_urlsafe(32),  # the stand-in takes any key
             SPORTS_TOKEN_SHARING="site",
             SPORTS_TOKEN_RATE="100000/h",
             SPORTS_TRUSTED_PROXY_COUNT="1",
+            DJANGO_STATIC_ROOT=str(folder / "static"),
         )
-        self.stores = stores_
+        self.events_key = ""
+
+    def start(self, *, events_in: tuple[bool, ...] = (True, False)) -> None:
+        self.prepare()
+        addresses = [(events, free_port(), free_port()) for events in events_in]
+        with ThreadPoolExecutor(len(addresses)) as starting:
+            launching = [starting.submit(self._launch, *address) for address in addresses]
+            self.processes += [launched.result() for launched in launching]
+        for events, port, ws_port in addresses:
+            self.events.append(events)
+            self.urls.append(f"http://127.0.0.1:{port}")
+            self.ws_urls.append(f"ws://127.0.0.1:{ws_port}/sdk/v1/ws")
 
     def prepare(self) -> None:
-        template, static_root = prepared(self.environment)
-        self.environment["DJANGO_STATIC_ROOT"] = static_root
-        dump = subprocess.run(  # noqa: S603 - PostgreSQL's pg_dump, fixed arguments
-            [str(postgres_bin() / "pg_dump"), "--no-owner", "--no-privileges", "-d", stores.postgres_url(template)],
-            capture_output=True,
-            timeout=60,
-            check=True,
+        """What `make serve` does before it serves, in one process: `migrate` on the primary (the standby
+        streams it), the static files collected; then the user USERNAME, and the sandbox's keys of the nodes
+        and of the event watch."""
+        script = (
+            "from io import StringIO\n"
+            "from django.contrib.auth.models import User\n"
+            "from django.core.management import call_command\n"
+            "call_command('migrate', '--no-input', verbosity=0)\n"
+            "call_command('collectstatic', '--no-input', verbosity=0)\n"
+            f"User.objects.create_user({USERNAME!r}, password={PASSWORD!r})\n"
+            "for account in ('failover-site', 'failover-events'):\n"
+            "    said = StringIO()\n"
+            "    call_command('sandbox_key', 'create', '--account', account, '--tier', 'growth', stdout=said)\n"
+            "    print(said.getvalue().splitlines()[-1])\n"
         )
-        subprocess.run(  # noqa: S603 - PostgreSQL's psql, fixed arguments
-            [str(postgres_bin() / "psql"), "-q", "-v", "ON_ERROR_STOP=1", "-d", self.stores.pg_primary.url(DATABASE)],
-            input=dump.stdout,
-            capture_output=True,
-            timeout=60,
-            check=True,
-        )
+        self.site_key, self.events_key = self.manage("shell", "-c", script).split()[-2:]
+
+    def stop(self) -> None:
+        for process in self.processes:
+            process.terminate()
+        for process in self.processes:
+            try:
+                process.wait(timeout=25)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
 
 
 @contextlib.contextmanager
@@ -353,6 +374,7 @@ class Drill:
     service: CountingService
     url: str
     load: Load
+    returned_at: float = 0.0  # when the first Redis primary came back after its failover
 
     def processes(self) -> list[set[int]]:
         return [processes_of(process.pid) for process in self.site.processes if process.poll() is None]
@@ -365,7 +387,7 @@ def drill(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Drill]:
     folder = tmp_path_factory.mktemp("failover")
     stores_ = Stores(folder)
     service = Service()
-    site = Site(stores_, service)
+    site = Site(stores_, service, folder)
     try:
         stores_.start()
         site.start()
@@ -375,8 +397,11 @@ def drill(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Drill]:
             browsers = [logged_in(url) for _ in range(USERS)]
             try:
                 with Load(url, site.urls, browsers) as load:
-                    until(lambda: load.recovered(0, kinds=("mint", "login", "readyz 0", "readyz 1")), 20,
-                          "the site did not answer 200 through nginx")
+                    until(
+                        lambda: load.recovered(0, kinds=("mint", "login", "readyz 0", "readyz 1")),
+                        20,
+                        "the site did not answer 200 through nginx",
+                    )
                     yield Drill(stores_, site, service, url, load)
             finally:
                 for browser in browsers:
@@ -404,12 +429,16 @@ def test_a_redis_failover_costs_at_most_down_after_plus_3_s_and_no_restart(drill
     primary, replica = stores_.redis_roles()
     replica.wait_in_sync()
     events = EventWatch(drill.site)
-    with events:
+    with events, Flight(drill) as flight:
         until(lambda: len(events.received) >= 2, 15, "no match event reached the socket")
+        flight.begin()  # the site's token replaced, slowly: the cache fails while the callers wait on it
         kill_redis(primary)
         killed_at = time.monotonic()
-        until(lambda: load.recovered(killed_at, kinds=("mint", "readyz 0", "readyz 1")), REDIS_BOUND + 15,
-              "the route and /readyz did not answer 200 again")
+        until(
+            lambda: load.recovered(killed_at, kinds=("mint", "readyz 0", "readyz 1")),
+            REDIS_BOUND + 15,
+            "the route and /readyz did not answer 200 again",
+        )
         until(lambda: events.since(killed_at + REDIS_BOUND), 5, "the socket received no event after the failover")
     assert stores_.sentinels[0].primary_port() == replica.port
     mints = load.of("mint", killed_at)
@@ -425,21 +454,22 @@ def test_a_redis_failover_costs_at_most_down_after_plus_3_s_and_no_restart(drill
     delivered_again = events.resumed_after(killed_at) - killed_at
     assert delivered_again <= REDIS_BOUND, f"the channel layer delivered again {delivered_again:.1f} s after"
     assert drill.processes() == before  # no process restarted
-    print(  # noqa: T201 - the drill's figures, for docs/deploy.md
-        f"\nRedis failover: route 503 for {route:.1f} s, /readyz {outage(load.of('readyz 0', killed_at), killed_at):.1f}"
-        f" s, events again after {delivered_again:.1f} s, {drill.service.mints - mints_before} upstream mints"
+    assert_route_rows(flight.answers)
+    # The replacement was due; the callers that waited on it when the cache failed share one mint per process.
+    assert 1 <= flight.mints <= 1 + SITE_PROCESSES, f"{flight.mints} upstream mints for {FLIGHT_CALLERS} callers"
+    probes = outage(load.of("readyz 0", killed_at), killed_at)
+    print(  # the drill's figures: docs/deploy.md gives them
+        f"\nRedis failover: route 503 for {route:.1f} s, /readyz {probes:.1f} s, events again after"
+        f" {delivered_again:.1f} s; {flight.mints} upstream mints for {FLIGHT_CALLERS} callers under a flight"
     )
 
-    # The old primary returns, empty and still a primary, until Sentinel makes it a replica of the new one.
-    returned_at = time.monotonic()
+    # The old primary returns, empty and still a primary, until Sentinel makes it a replica of the new one
+    # (up to 20 s later: the next scenario runs meanwhile, and the whole machine's waits for it).
     primary.start()
-    until(lambda: redis.Redis(port=primary.port).info("replication")["role"] == "slave", 20,
-          "Sentinel did not make the returned primary a replica")
-    primary.wait_in_sync()
-    until(stores_.sentinels_agree, 20, "the Sentinels did not see the returned server as a replica")
+    drill.returned_at = time.monotonic()
     time.sleep(1)
-    assert [str(answer.status) for answer in load.of("mint", returned_at) if answer.status != 200] == []
-    assert drill.service.mints - mints_before <= SITE_PROCESSES
+    assert [answer.status for answer in load.of("mint", drill.returned_at) if answer.status != 200] == []
+    assert drill.service.mints - mints_before == flight.mints  # none while the route served the site's token
     assert drill.processes() == before
 
 
@@ -450,21 +480,26 @@ def test_a_postgresql_failover_costs_at_most_3_s_after_the_promotion_and_no_rest
     primary.kill()
     killed_at = time.monotonic()
     time.sleep(PROMOTE_AFTER)
-    standby.promote()
     promoted_at = time.monotonic()
-    until(lambda: load.recovered(promoted_at, kinds=("mint", "login", "readyz 0", "readyz 1"), calm=3),
-          PROMOTION_BOUND + 15, "the route, the logins and /readyz did not answer 200 again")
+    standby.promote()
+    until(
+        lambda: load.recovered(promoted_at, kinds=("mint", "login", "readyz 0", "readyz 1"), calm=3),
+        PROMOTION_BOUND + 15,
+        "the route, the logins and /readyz did not answer 200 again",
+    )
     time.sleep(0.5)
     mints, logins = load.of("mint", killed_at), load.of("login", killed_at)
     assert_route_rows(mints)
     assert_logins(logins)
     assert any(answer.status == 503 for answer in mints), "the route never saw the database gone"
+    # Redis meanwhile: its former primary has returned and Sentinel makes it a replica; that costs nothing.
+    assert {answer.error for answer in mints if answer.status == 503} == {"authentication_unavailable"}
     route, login = outage(mints, promoted_at), outage(logins, promoted_at, good=(302,))
     assert route <= PROMOTION_BOUND, f"the route answered 503 for {route:.1f} s after the promotion"
     assert login <= PROMOTION_BOUND, f"logins answered 503 for {login:.1f} s after the promotion"
     assert drill.service.mints - mints_before <= SITE_PROCESSES
     assert drill.processes() == before
-    print(  # noqa: T201 - the drill's figures, for docs/deploy.md
+    print(  # the drill's figures: docs/deploy.md gives them
         f"\nPostgreSQL failover (promoted {promoted_at - killed_at:.1f} s after the kill): route 503 until"
         f" {route:+.1f} s, logins until {login:+.1f} s after the promotion,"
         f" {drill.service.mints - mints_before} upstream mints"
@@ -478,20 +513,33 @@ def test_a_whole_machine_lost_costs_the_same_and_no_502(drill: Drill) -> None:
     mints_before = drill.service.mints
     redis_primary, redis_replica = stores_.redis_roles()
     pg_primary, pg_standby = stores_.pg_roles()
+    until(
+        lambda: redis.Redis(port=redis_replica.port).info("replication")["role"] == "slave",
+        20,
+        "Sentinel did not make the returned primary a replica",
+    )
     redis_replica.wait_in_sync()
-    until(stores_.sentinels_agree, 20, "the Sentinels did not agree on the replica")
+    until(stores_.sentinels_agree, 20, "the Sentinels did not see the returned primary as a replica")
+    returned = [answer for answer in load.of("mint", drill.returned_at) if answer.error == "rate_limit_unavailable"]
+    assert returned == [], "the former Redis primary's return cost answers"
     survivor = processes_of(drill.site.processes[0].pid)
 
-    kill_node(drill.site.processes[1])
+    node = freeze(drill.site.processes[1])
     kill_redis(redis_primary)
     kill_redis(stores_.sentinels[2])
     pg_primary.kill()
     killed_at = time.monotonic()
+    time.sleep(FROZEN_SECONDS)  # what nginx sent the node meanwhile is in flight when it dies
+    kill(node)
+    drill.site.processes[1].wait(timeout=10)
     time.sleep(PROMOTE_AFTER)
-    pg_standby.promote()
     promoted_at = time.monotonic()
-    until(lambda: load.recovered(max(promoted_at, killed_at + REDIS_BOUND), kinds=("mint", "login"), calm=3),
-          REDIS_BOUND + PROMOTION_BOUND + 15, "the route and the logins did not answer 200 again")
+    pg_standby.promote()
+    until(
+        lambda: load.recovered(max(promoted_at, killed_at + REDIS_BOUND), kinds=("mint", "login"), calm=3),
+        REDIS_BOUND + PROMOTION_BOUND + 15,
+        "the route and the logins did not answer 200 again",
+    )
     time.sleep(0.5)
     mints, logins = load.of("mint", killed_at), load.of("login", killed_at)
     assert [answer.status for answer in mints + logins if answer.status == 502] == []
@@ -503,10 +551,52 @@ def test_a_whole_machine_lost_costs_the_same_and_no_502(drill: Drill) -> None:
     assert login <= bound, f"logins answered 503 for {login:.1f} s (bound {bound:.1f} s)"
     assert drill.service.mints - mints_before <= SITE_PROCESSES
     assert processes_of(drill.site.processes[0].pid) == survivor
-    print(  # noqa: T201 - the drill's figures, for docs/deploy.md
+    print(  # the drill's figures: docs/deploy.md gives them
         f"\nA whole machine (promoted {promoted_at - killed_at:.1f} s after): route 503 for {route:.1f} s, logins"
         f" {login:.1f} s, {drill.service.mints - mints_before} upstream mints"
     )
+
+
+class Flight:
+    """Callers in both processes asking at once for a new site token (`reason: "unauthorized"`) from a slow
+    service: one caller mints while the others wait on the shared cache, until `begin` returns with the
+    mint under way."""
+
+    def __init__(self, drill: Drill) -> None:
+        self.drill = drill
+        self.browsers = [logged_in(drill.url) for _ in range(FLIGHT_CALLERS)]
+        self.answers: list[Answer] = []
+        self.mints = 0
+        self._mints_before = drill.service.mints
+        self._threads = [threading.Thread(target=self._ask, args=(browser,)) for browser in self.browsers]
+
+    def __enter__(self) -> Flight:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        for thread in self._threads:
+            if thread.ident is not None:  # started
+                thread.join(timeout=30)
+        for browser in self.browsers:
+            browser.close()
+        self.drill.service.delay = 0
+        self.mints = self.drill.service.mints - self._mints_before
+
+    def begin(self) -> None:
+        service = self.drill.service
+        service.delay = FLIGHT_MINT_SECONDS
+        self._mints_before, requests_before = service.mints, service.requests
+        for thread in self._threads:
+            thread.start()
+        until(lambda: service.requests > requests_before, 10, "no mint began")
+        time.sleep(0.2)  # the other callers are waiting on it by now
+
+    def _ask(self, browser: httpx2.Client) -> None:
+        sent = time.monotonic()
+        csrf = {"X-CSRFToken": browser.cookies["csrftoken"]}
+        answer = browser.post("/api/sports-token", json={"reason": "unauthorized"}, headers=csrf)
+        is_json = answer.headers.get("content-type", "").startswith("application/json")
+        self.answers.append(Answer("flight", sent, time.monotonic(), answer.status_code, is_json))
 
 
 class EventWatch:
@@ -516,7 +606,7 @@ class EventWatch:
 
     def __init__(self, site: Site) -> None:
         self.publisher, self.url = site.ws_urls
-        self.key = site.new_key("failover-events", "growth")
+        self.key = site.events_key
         self.received: list[float] = []
         self.closed: str | None = None
         self._stop = threading.Event()
@@ -545,7 +635,7 @@ class EventWatch:
                         frame = json.loads(await asyncio.wait_for(socket.recv(), 0.2))
                         if frame.get("method") == "matches.event":
                             self.received.append(time.monotonic())
-        except Exception as error:  # noqa: BLE001 - kept for the assertion, which says what closed it
+        except Exception as error:  # kept for the assertion, which says what closed it
             self.closed = f"{type(error).__name__}: {error}"
 
     def since(self, moment: float) -> bool:
@@ -554,5 +644,5 @@ class EventWatch:
     def resumed_after(self, fault_at: float) -> float:
         """When events arrived again after the longest silence that followed `fault_at`."""
         times = [fault_at, *(each for each in self.received if each > fault_at)]
-        gaps = [(later - earlier, later) for earlier, later in zip(times, times[1:], strict=False)]
+        gaps = [(later - earlier, later) for earlier, later in itertools.pairwise(times)]
         return max(gaps)[1]
