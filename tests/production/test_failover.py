@@ -457,9 +457,9 @@ def test_a_redis_failover_costs_at_most_down_after_plus_3_s_and_no_restart(drill
     assert_route_rows(flight.answers)
     # The replacement was due; the callers that waited on it when the cache failed share one mint per process.
     assert 1 <= flight.mints <= 1 + SITE_PROCESSES, f"{flight.mints} upstream mints for {FLIGHT_CALLERS} callers"
-    probes = outage(load.of("readyz 0", killed_at), killed_at)
+    readyz_seconds = outage(load.of("readyz 0", killed_at), killed_at)
     print(  # the drill's figures: docs/deploy.md gives them
-        f"\nRedis failover: route 503 for {route:.1f} s, /readyz {probes:.1f} s, events again after"
+        f"\nRedis failover: route 503 for {route:.1f} s, /readyz {readyz_seconds:.1f} s, events again after"
         f" {delivered_again:.1f} s; {flight.mints} upstream mints for {FLIGHT_CALLERS} callers under a flight"
     )
 
@@ -497,6 +497,11 @@ def test_a_postgresql_failover_costs_at_most_3_s_after_the_promotion_and_no_rest
     route, login = outage(mints, promoted_at), outage(logins, promoted_at, good=(302,))
     assert route <= PROMOTION_BOUND, f"the route answered 503 for {route:.1f} s after the promotion"
     assert login <= PROMOTION_BOUND, f"logins answered 503 for {login:.1f} s after the promotion"
+    for node in (0, 1):
+        probes = load.of(f"readyz {node}", killed_at)
+        assert any(probe.status == 503 for probe in probes), "/readyz never said the database was gone"
+        readyz = outage(probes, promoted_at)
+        assert readyz <= PROMOTION_BOUND + READYZ_INTERVAL, f"/readyz of node {node}: 503 until {readyz:+.1f} s"
     assert drill.service.mints - mints_before <= SITE_PROCESSES
     assert drill.processes() == before
     print(  # the drill's figures: docs/deploy.md gives them
