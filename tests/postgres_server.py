@@ -1,9 +1,10 @@
 """A PostgreSQL server of a test's own (the shared one on 5432 is never stopped): a primary, or a streaming
 standby of one, on a free loopback port, that the test can kill and promote as a failover engine would.
 
-The tests run as root, which PostgreSQL refuses: its programs (initdb, pg_ctl, pg_basebackup) run as the
-`postgres` user (`runuser`), in a folder of /tmp that user owns. Clients (the site, psql, psycopg) connect
-over TCP with trust authentication as the role `postgres`, as they do to the shared server.
+PostgreSQL refuses to run as root, as the tests do on CI: there its programs (initdb, pg_ctl, pg_basebackup)
+run as the `postgres` user (`runuser`), in a folder of /tmp that user owns; any other user runs them as
+itself. Clients (the site, psql, psycopg) connect over TCP with trust authentication as the role
+`postgres`, as they do to the shared server.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ def postgres_bin() -> Path:
     """The folder of the newest PostgreSQL's programs (Debian: /usr/lib/postgresql/N/bin); a skip without one
     (a failure under CI, which installs it)."""
     found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"), key=lambda path: int(path.parts[-3]))
-    if not found or shutil.which("runuser") is None:
+    if not found or (_as_root() and shutil.which("runuser") is None):
         message = "PostgreSQL's server programs not found: install Debian's postgresql package (.ci/run does)."
         if os.environ.get("CI"):
             pytest.fail(message)
@@ -37,11 +38,17 @@ def postgres_bin() -> Path:
     return found[-1].parent
 
 
+def _as_root() -> bool:
+    return os.geteuid() == 0
+
+
 def _as_server_user(*command: str, timeout: float = 60) -> None:
-    """One of PostgreSQL's programs, run as SERVER_USER; RuntimeError with its output when it fails."""
-    program = str(postgres_bin() / command[0])
+    """One of PostgreSQL's programs, run as SERVER_USER when the tests run as root; RuntimeError with its
+    output when it fails."""
+    program = [str(postgres_bin() / command[0]), *command[1:]]
+    as_user = ["runuser", "-u", SERVER_USER, "--"] if _as_root() else []  # util-linux's runuser
     completed = subprocess.run(  # noqa: S603 - PostgreSQL's own programs, fixed arguments
-        ["runuser", "-u", SERVER_USER, "--", program, *command[1:]],  # noqa: S607 - util-linux's runuser
+        [*as_user, *program],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -59,7 +66,8 @@ class PostgresServer:
         self.port = port or free_port()
         self.primary = primary
         self.folder = Path(tempfile.mkdtemp(prefix="sports-pg-"))
-        shutil.chown(self.folder, SERVER_USER, SERVER_USER)
+        if _as_root():
+            shutil.chown(self.folder, SERVER_USER, SERVER_USER)
         self.data = self.folder / "data"
         self.running = False
 
