@@ -418,9 +418,13 @@ def assert_route_rows(answers: list[Answer]) -> None:
     assert rows <= {(200, True), (503, True)}, sorted(rows, key=str)
 
 
-def assert_logins(answers: list[Answer]) -> None:
-    """A login logs in (302) or is 503: never a 500, nor Django's 400 for a session it could not save."""
-    assert {answer.status for answer in answers} <= {302, 503}, sorted({str(answer.status) for answer in answers})
+def assert_logins(load: Load, since: float) -> list[Answer]:
+    """The login page is 200 or 503, and a login logs in (302) or is 503: never a 500, nor Django's 400 for a
+    session it could not save. The logins since `since`."""
+    pages, logins = load.of("login page", since), load.of("login", since)
+    assert {answer.status for answer in pages} <= {200, 503}, sorted({str(answer.status) for answer in pages})
+    assert {answer.status for answer in logins} <= {302, 503}, sorted({str(answer.status) for answer in logins})
+    return logins
 
 
 def test_a_redis_failover_costs_at_most_down_after_plus_3_s_and_no_restart(drill: Drill) -> None:
@@ -443,6 +447,7 @@ def test_a_redis_failover_costs_at_most_down_after_plus_3_s_and_no_restart(drill
     assert stores_.sentinels[0].primary_port() == replica.port
     mints = load.of("mint", killed_at)
     assert_route_rows(mints)
+    assert_logins(load, killed_at)  # the login throttle counts in Redis: 503 meanwhile
     route = outage(mints, killed_at)
     assert 0 < route <= REDIS_BOUND, f"the route answered 503 for {route:.1f} s"
     for node in (0, 1):
@@ -488,9 +493,9 @@ def test_a_postgresql_failover_costs_at_most_3_s_after_the_promotion_and_no_rest
         "the route, the logins and /readyz did not answer 200 again",
     )
     time.sleep(0.5)
-    mints, logins = load.of("mint", killed_at), load.of("login", killed_at)
+    mints = load.of("mint", killed_at)
     assert_route_rows(mints)
-    assert_logins(logins)
+    logins = assert_logins(load, killed_at)
     assert any(answer.status == 503 for answer in mints), "the route never saw the database gone"
     # Redis meanwhile: its former primary has returned and Sentinel makes it a replica; that costs nothing.
     assert {answer.error for answer in mints if answer.status == 503} == {"authentication_unavailable"}
@@ -546,10 +551,10 @@ def test_a_whole_machine_lost_costs_the_same_and_no_502(drill: Drill) -> None:
         "the route and the logins did not answer 200 again",
     )
     time.sleep(0.5)
-    mints, logins = load.of("mint", killed_at), load.of("login", killed_at)
-    assert [answer.status for answer in mints + logins if answer.status == 502] == []
+    mints = load.of("mint", killed_at)
+    assert [answer.status for answer in mints + load.of("login page", killed_at) if answer.status == 502] == []
     assert_route_rows(mints)
-    assert_logins(logins)
+    logins = assert_logins(load, killed_at)
     bound = max(killed_at + REDIS_BOUND, promoted_at + PROMOTION_BOUND) - killed_at
     route, login = outage(mints, killed_at), outage(logins, killed_at, good=(302,))
     assert 0 < route <= bound, f"the route answered 503 for {route:.1f} s (bound {bound:.1f} s)"
