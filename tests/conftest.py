@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -18,7 +17,7 @@ from sportsproxy.sandbox.accounts.keys import issue_key
 from sportsproxy.sandbox.matches.book import book
 from sportsproxy.sandbox.models import Account
 from tests.asgi_server import AsgiServer
-from tests.redis_server import RedisServer
+from tests.redis_server import RedisServer, require_redis_server
 from tests.support import envelope, post_rpc
 
 # The pytest plugin the wheel registers with its entry point (this checkout is not installed).
@@ -155,10 +154,7 @@ def asgi_server(
 @pytest.fixture
 def own_redis() -> Iterator[RedisServer]:
     """A redis-server started for this test alone, stopped after it."""
-    if shutil.which("redis-server") is None:
-        if os.environ.get("CI"):
-            pytest.fail("redis-server is not installed")
-        pytest.skip("redis-server is not installed")
+    require_redis_server()
     server = RedisServer()
     server.start()
     yield server

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -19,13 +18,16 @@ from django.core.exceptions import ImproperlyConfigured
 
 from config.redis_sentinel import SentinelRedisCache, cache_settings, channel_layer_host, sentinel_addresses
 from tests.production.cluster import free_port
-from tests.redis_server import RedisServer, SentinelServer
+from tests.redis_server import RedisServer, SentinelServer, require_redis_server
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 BOUNDS = {"socket_connect_timeout": 2.0, "socket_timeout": 2.0}
 URL = f"redis://{SentinelServer.SERVICE}/0"
 
-pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server is not installed")
+
+@pytest.fixture(autouse=True)
+def _redis_server_installed() -> None:
+    require_redis_server()
 
 
 @pytest.fixture

@@ -19,7 +19,6 @@ import http.client
 import json
 import re
 import secrets
-import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -36,7 +35,7 @@ from tests.mintroute.conftest import logged_in_browser, post_token
 from tests.production.cluster import PASSWORD, USERNAME, Cluster, logged_in, mint, require_engines
 from tests.production.tcp_proxy import TcpProxy, postgres_proxy
 from tests.production.test_make_serve import PRODUCTION
-from tests.redis_server import RedisServer
+from tests.redis_server import RedisServer, require_redis_server
 from tests.upstreams import fake_upstream, http_response
 
 # Not `serial`: a cut answers within a second here, and tests/production/'s modules run one at a time (one
@@ -55,8 +54,7 @@ def proxied_node() -> Iterator[ProxiedNode]:
     """One production node of `make serve` whose DATABASE_URL goes through a proxy and whose REDIS_URL
     is a redis-server of the module's own."""
     require_engines()
-    if shutil.which("redis-server") is None:
-        pytest.skip("redis-server is not installed")
+    require_redis_server()
     cache = RedisServer()
     cache.start()
     proxy = postgres_proxy()

@@ -24,7 +24,6 @@ import json
 import os
 import re
 import secrets
-import shutil
 import signal
 import subprocess
 import threading
@@ -43,16 +42,13 @@ from tests.counting_service import CountingService
 from tests.postgres_server import PostgresServer, postgres_bin
 from tests.production.cluster import PASSWORD, USERNAME, Cluster, free_port, logged_in, require_engines
 from tests.production.nginx import main_configuration, nginx_binary, site_configuration
-from tests.redis_server import RedisServer, SentinelServer
+from tests.redis_server import RedisServer, SentinelServer, require_redis_server
 from tests.support import envelope
 from tests.upstreams import http_response
 
 # Serial: it asserts the failover bounds in wall-clock seconds on real processes, which a busy second core
 # would stretch (Sentinel's own timers among them).
-pytestmark = [
-    pytest.mark.serial,
-    pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server is not installed"),
-]
+pytestmark = pytest.mark.serial
 
 DOWN_AFTER_MS = 1000  # Sentinel's down-after-milliseconds: how long a primary is silent before it is down
 REDIS_BOUND = DOWN_AFTER_MS / 1000 + 3  # the most seconds of 503 a Redis failover may cost
@@ -383,6 +379,7 @@ class Drill:
 @pytest.fixture(scope="module")
 def drill(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Drill]:
     require_engines()
+    require_redis_server()
     postgres_bin()
     folder = tmp_path_factory.mktemp("failover")
     stores_ = Stores(folder)
