@@ -153,7 +153,8 @@ if REDIS_URL:
     redis_bounds: dict[str, float] = {"socket_connect_timeout": 2, "socket_timeout": 2}
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            # Django's RedisCache, counting a rate limit in one round trip (mintroute/redis_cache.py).
+            "BACKEND": "mintroute.redis_cache.RedisCache",
             "LOCATION": REDIS_URL,
             "OPTIONS": redis_bounds,
         }

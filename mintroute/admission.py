@@ -34,7 +34,7 @@ from mintroute import conf, password_throttle
 from mintroute.errors import RouteError, authentication_unavailable, misconfigured
 from mintroute.ratelimits import PER_IP, PER_USER, enforce_rate_limit
 from mintroute.reuse import login_of, reusable_token
-from mintroute.sharing import current_token
+from mintroute.sharing import current_token, token_key
 
 logger = logging.getLogger(__name__)
 
@@ -66,11 +66,15 @@ def admit(request: HttpRequest) -> Admission:
         shared = conf.token_sharing() == "site"
         # Before anything reaches upstream. In "site" mode the per-IP limit counts only the requests
         # that reach the single flight (below): an answer with the site's token costs no quota, and
-        # many users behind one address all read it.
-        enforce_rate_limit(request, per=(PER_USER,) if shared else (PER_USER, PER_IP))
+        # many users behind one address all read it. The site's token is read with the count (one round
+        # trip to Redis on mintroute.redis_cache's cache).
+        if shared:
+            read = enforce_rate_limit(request, per=(PER_USER,), reading=(token_key(),))
+        else:
+            read = enforce_rate_limit(request, per=(PER_USER, PER_IP))
         reason = reason_of(_body(api_request))
         ttl = conf.token_ttl()
-        site_token = current_token(reason) if shared else None
+        site_token = current_token(reason, read) if shared else None
         if shared and site_token is None:
             enforce_rate_limit(request, per=(PER_IP,))
     except ImproperlyConfigured as error:
