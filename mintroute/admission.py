@@ -103,7 +103,7 @@ def _authenticate(api_request: Request, first: Any) -> object:
         with _password_attempt(api_request):
             user: Any = api_request.user
         from_an_app = _sent_by_an_app(api_request)
-        if user and user.is_authenticated and not from_an_app:
+        if user and user.is_authenticated and not from_an_app and not _checked_csrf(api_request):
             _enforce_csrf(api_request)
     except RouteError:
         raise  # the login throttle's refusal
@@ -208,6 +208,19 @@ def _scheme(header: str) -> str:
     """The header's scheme as DRF reads it: its first word, split on any white space, in lower case."""
     words = header.encode("latin-1", errors="replace").split()  # DRF splits the header's bytes
     return words[0].decode("latin-1").lower() if words else ""
+
+
+def _checked_csrf(api_request: Request) -> bool:
+    """True when the class that authenticated was DRF's session authentication as DRF wrote it (the
+    route's default, `mintroute.authentication.SessionAuthentication`, included): its `authenticate`
+    has just enforced the same CSRF check."""
+    authenticator = type(api_request.successful_authenticator)
+    session = authentication.SessionAuthentication
+    return (
+        issubclass(authenticator, session)
+        and authenticator.authenticate is session.authenticate
+        and authenticator.enforce_csrf is session.enforce_csrf
+    )
 
 
 def _enforce_csrf(api_request: Request) -> None:

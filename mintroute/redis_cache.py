@@ -111,6 +111,9 @@ class CountingInOneRoundTrip:
         values = answer[len(recorded) :]
         return result, {key: serializer.loads(raw) for key, raw in zip(reads, values, strict=True) if raw is not None}
 
+    def validate_key(self, key: Any) -> None:
+        """Redis takes any key: no warnings about keys memcached would refuse (Django's advice for such a backend)."""
+
     def make_and_validate_key(self, key: Any, version: int | None = None) -> str:
         self._counting.kept = None  # any operation ends what the last add kept
         made: str = super().make_and_validate_key(key, version=version)  # type: ignore[misc]
