@@ -30,6 +30,8 @@ from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 from django.core.exceptions import ImproperlyConfigured
 from redis import Redis
 
+from mintroute.redis_cache import CountingInOneRoundTrip
+
 Address = tuple[str, int]
 CLIENT_OPTIONS = ("serializer", "pool_class", "parser_class")  # Django's client's own, not a connection's
 
@@ -113,6 +115,8 @@ class SentinelCacheClient(RedisCacheClient):
     """Django's Redis cache client whose every client, for reads and writes, is the primary's, as Sentinel
     names it: one pool per process, made at the first call (as Django's own client makes its pools)."""
 
+    _client: Any  # Django's: what makes a redis-py client of a pool (set in its __init__, unknown to its stubs)
+
     def __init__(
         self, servers: list[str], *, sentinels: list[Address], sentinel_password: str = "", **options: Any
     ) -> None:
@@ -126,7 +130,8 @@ class SentinelCacheClient(RedisCacheClient):
     def get_client(self, key: Any = None, *, write: bool = False) -> Redis:
         if self._primary_pool is None:
             self._primary_pool = self._pool_of_the_primary()
-        return Redis(connection_pool=self._primary_pool)
+        client: Redis = self._client(connection_pool=self._primary_pool)  # one per pool: CountingInOneRoundTrip
+        return client
 
     def _pool_of_the_primary(self) -> Any:
         from redis.backoff import NoBackoff
@@ -148,8 +153,9 @@ class SentinelCacheClient(RedisCacheClient):
         )
 
 
-class SentinelRedisCache(RedisCache):
-    """Django's Redis cache, its connections to the primary Sentinel names (OPTIONS["sentinels"])."""
+class SentinelRedisCache(CountingInOneRoundTrip, RedisCache):
+    """Django's Redis cache, its connections to the primary Sentinel names (OPTIONS["sentinels"]), counting
+    the route's rate limits in one round trip as the site's cache does without Sentinel (mintroute.redis_cache)."""
 
     def __init__(self, server: str, params: dict[str, Any]) -> None:
         super().__init__(server, params)

@@ -155,7 +155,8 @@ if REDIS_URL:
     redis_bounds: dict[str, float] = {"socket_connect_timeout": 2, "socket_timeout": 2}
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            # Django's RedisCache, counting a rate limit in one round trip (mintroute/redis_cache.py).
+            "BACKEND": "mintroute.redis_cache.RedisCache",
             "LOCATION": REDIS_URL,
             "OPTIONS": redis_bounds,
         }
@@ -305,6 +306,14 @@ SPORTS_TOKEN_TTL = env.int("SPORTS_TOKEN_TTL", default=600)
 
 # django-ratelimit rate, applied per user and per client IP. Public sites must keep a limit.
 SPORTS_TOKEN_RATE = env.str("SPORTS_TOKEN_RATE", default="10/m")
+
+# django-ratelimit's own settings, at its defaults: the route's limits read them at every count, and a
+# setting left unset costs each read a failed lookup.
+RATELIMIT_ENABLE = True
+RATELIMIT_USE_CACHE = "default"  # the cache the limits count in, and the site's token lives in
+RATELIMIT_CACHE_PREFIX = "rl:"
+RATELIMIT_HASH_ALGORITHM = hashlib.sha256
+RATELIMIT_FAIL_OPEN = False  # a store that fails refuses the mint (503), never lets it through
 
 # Callable (request) -> bool deciding who may get a token (dotted path).
 SPORTS_TOKEN_PERMISSION = env.str("SPORTS_TOKEN_PERMISSION", default="mintroute.permissions.is_active_user")

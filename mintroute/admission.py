@@ -34,7 +34,7 @@ from mintroute import conf, password_throttle
 from mintroute.errors import RouteError, authentication_unavailable, misconfigured
 from mintroute.ratelimits import PER_IP, PER_USER, enforce_rate_limit
 from mintroute.reuse import login_of, reusable_token
-from mintroute.sharing import current_token
+from mintroute.sharing import current_token, token_key
 
 logger = logging.getLogger(__name__)
 
@@ -66,11 +66,15 @@ def admit(request: HttpRequest) -> Admission:
         shared = conf.token_sharing() == "site"
         # Before anything reaches upstream. In "site" mode the per-IP limit counts only the requests
         # that reach the single flight (below): an answer with the site's token costs no quota, and
-        # many users behind one address all read it.
-        enforce_rate_limit(request, per=(PER_USER,) if shared else (PER_USER, PER_IP))
+        # many users behind one address all read it. The site's token is read with the count (one round
+        # trip to Redis on mintroute.redis_cache's cache).
+        if shared:
+            read = enforce_rate_limit(request, per=(PER_USER,), reading=(token_key(),))
+        else:
+            read = enforce_rate_limit(request, per=(PER_USER, PER_IP))
         reason = reason_of(_body(api_request))
         ttl = conf.token_ttl()
-        site_token = current_token(reason) if shared else None
+        site_token = current_token(reason, read) if shared else None
         if shared and site_token is None:
             enforce_rate_limit(request, per=(PER_IP,))
     except ImproperlyConfigured as error:
@@ -99,7 +103,7 @@ def _authenticate(api_request: Request, first: Any) -> object:
         with _password_attempt(api_request):
             user: Any = api_request.user
         from_an_app = _sent_by_an_app(api_request)
-        if user and user.is_authenticated and not from_an_app:
+        if user and user.is_authenticated and not from_an_app and not _checked_csrf(api_request):
             _enforce_csrf(api_request)
     except RouteError:
         raise  # the login throttle's refusal
@@ -204,6 +208,19 @@ def _scheme(header: str) -> str:
     """The header's scheme as DRF reads it: its first word, split on any white space, in lower case."""
     words = header.encode("latin-1", errors="replace").split()  # DRF splits the header's bytes
     return words[0].decode("latin-1").lower() if words else ""
+
+
+def _checked_csrf(api_request: Request) -> bool:
+    """True when the class that authenticated was DRF's session authentication as DRF wrote it (the
+    route's default, `mintroute.authentication.SessionAuthentication`, included): its `authenticate`
+    has just enforced the same CSRF check."""
+    authenticator = type(api_request.successful_authenticator)
+    session = authentication.SessionAuthentication
+    return (
+        issubclass(authenticator, session)
+        and authenticator.authenticate is session.authenticate
+        and authenticator.enforce_csrf is session.enforce_csrf
+    )
 
 
 def _enforce_csrf(api_request: Request) -> None:

@@ -21,13 +21,17 @@ from __future__ import annotations
 
 import ipaddress
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
+from django.conf import settings
+from django.core.cache import caches
 from django.http import HttpRequest
 from django_ratelimit.core import get_usage
 
 from mintroute import conf
 from mintroute.errors import RouteError
+from mintroute.redis_cache import CountingInOneRoundTrip
 
 logger = logging.getLogger(__name__)
 
@@ -45,24 +49,40 @@ def enforce_rate_limit(
     group: str = "mintroute",
     counted: str = "token requests",
     per: tuple[str, ...] = (PER_USER, PER_IP),
-) -> None:
+    reading: Sequence[str] = (),
+) -> dict[str, Any]:
     """Count this request for its user and its IP (or only the scopes in `per`); 429 if any is over
     SPORTS_TOKEN_RATE.
 
     Any view that spends the API key's quota on a user's behalf should call it with a `group`
     of its own (a server-rendered panel that calls the service, say); `counted` names what the 429 counts.
+
+    On a cache that counts in one round trip (mintroute.redis_cache) the counts and the reads of the cache
+    keys in `reading` share one round trip: returns what those keys hold (the keys that hold something);
+    on any other cache, nothing is read ({}), and the caller reads them itself.
     """
     rate = conf.token_rate()
     # Read before the store is touched, so a wrong setting is not mistaken for a store failure.
-    every = {PER_USER: str(request.user.pk), PER_IP: client_ip(request)}
-    scopes = {scope: every[scope] for scope in per}
+    scopes = {scope: str(request.user.pk) if scope == PER_USER else client_ip(request) for scope in per}
+
+    def usages() -> dict[str, Any]:
+        return {
+            scope: get_usage(request, group=f"{group}:{scope}", key=_constant(value), rate=rate, increment=True)
+            for scope, value in scopes.items()
+        }
+
+    read: dict[str, Any] = {}
+    try:
+        cache = caches[getattr(settings, "RATELIMIT_USE_CACHE", "default")]
+        if isinstance(cache, CountingInOneRoundTrip):
+            counts, read = cache.counted_with(usages, reading)
+        else:
+            counts = usages()
+    except Exception:
+        logger.exception("Rate-limit store unreachable; refusing to mint without a limit")
+        raise _store_unavailable() from None
     waits: dict[str, int] = {}
-    for scope, value in scopes.items():
-        try:
-            usage = get_usage(request, group=f"{group}:{scope}", key=_constant(value), rate=rate, increment=True)
-        except Exception:
-            logger.exception("Rate-limit store unreachable; refusing to mint without a limit")
-            raise _store_unavailable() from None
+    for scope, usage in counts.items():
         if usage is None:  # RATELIMIT_ENABLE = False
             continue
         if usage["limit"] == 0 and usage["time_left"] == -1:  # django-ratelimit's "cache failed" answer
@@ -79,6 +99,7 @@ def enforce_rate_limit(
             f"Too many {counted} for this {scope} (limit {rate}). Retry in {wait} s.",
             {"Retry-After": str(wait)},
         )
+    return read
 
 
 def _constant(value: str) -> Callable[[str, HttpRequest], str]:

@@ -391,11 +391,18 @@ def _quietly(step: Store) -> Generator[Step, Any, None]:
 # --- Reading the site's token -----------------------------------------------------------------
 
 
-def current_token(reason: str | None) -> dict[str, str] | None:
+def token_key() -> str:
+    """The cache key of the site's token (for a caller that reads it along with other work: `current_token`)."""
+    return _Keys.of_this_site().token
+
+
+def current_token(reason: str | None, read: dict[str, Any] | None = None) -> dict[str, str] | None:
     """The site's token if this caller may have it without a mint; None otherwise (or when the
-    cache fails: the flight then decides). A plain cache read: the route's fast path."""
+    cache fails: the flight then decides). A plain cache read, the route's fast path; none when `read`
+    (what the caller read from the cache, mintroute.ratelimits) says what `token_key()` holds."""
+    key = _Keys.of_this_site().token
     try:
-        current = _read(_Keys.of_this_site().token)
+        current = _parsed(read[key]) if read and key in read else _read(key)
     except Exception:  # the flight that follows reports the cache's failure
         return None
     return current.answer() if _serves(current, reason) else None
@@ -425,7 +432,10 @@ def _serves(current: SiteToken | None, reason: str | None) -> TypeGuard[SiteToke
 
 
 def _read(key: str, cache: BaseCache | None = None) -> SiteToken | None:
-    stored = (cache if cache is not None else _cache()).get(key)
+    return _parsed((cache if cache is not None else _cache()).get(key))
+
+
+def _parsed(stored: Any) -> SiteToken | None:
     if not isinstance(stored, dict):
         return None
     try:

@@ -1,5 +1,5 @@
 """A redis-server of a test's own (the shared one on 6379 is never flushed, stopped or frozen), as a
-primary, a replica of another, or a Sentinel watching one."""
+primary, a replica of another, or a Sentinel watching one; and `round_trips`, what redis-py sends counted."""
 
 from __future__ import annotations
 
@@ -8,7 +8,10 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -142,3 +145,22 @@ class SentinelServer(RedisServer):
             assert time.monotonic() < deadline, "Sentinel named no new primary within 15 s"
             time.sleep(0.05)
         return after
+
+
+@contextmanager
+def round_trips() -> Iterator[list[int]]:
+    """Counts what redis-py sends: one round trip per command, pipeline or script."""
+    from redis.connection import AbstractConnection
+
+    sent = [0]
+    original = AbstractConnection.send_packed_command
+
+    def send(connection: Any, command: Any, check_health: bool = True) -> None:
+        sent[0] += 1
+        original(connection, command, check_health)
+
+    AbstractConnection.send_packed_command = send  # type: ignore[method-assign]
+    try:
+        yield sent
+    finally:
+        AbstractConnection.send_packed_command = original  # type: ignore[method-assign]

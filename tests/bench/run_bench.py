@@ -29,7 +29,7 @@ import httpx2
 
 from config import serve
 from tests import slow_upstream
-from tests.bench import asgi, operating, realtime, sharing, wrk
+from tests.bench import asgi, floor, operating, realtime, sharing, wrk
 
 ROOT = Path(__file__).resolve().parents[2]
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -639,6 +639,10 @@ class Bench:
         """Issue 36's row: see tests/bench/operating.py."""
         operating.metrics_on_versus_off(self)
 
+    def cached_answers(self) -> None:
+        """Issue 45's rows: see tests/bench/floor.py."""
+        floor.rows(self)
+
     def token_sharing(self) -> None:
         """Issue 29's rows: see tests/bench/sharing.py."""
         for row in sharing.rows():
@@ -683,6 +687,7 @@ def main() -> None:
         bench.soak,
         bench.token_sharing,
         bench.metrics_cost,
+        bench.cached_answers,
     ]
     names = [measure.__name__ for measure in measures]
     chosen = [name for name in os.environ.get("BENCH_ONLY", "").split(",") if name] or names

@@ -15,10 +15,12 @@ from typing import Any
 import pytest
 import redis
 from django.core.exceptions import ImproperlyConfigured
+from django.test import RequestFactory
+from django_ratelimit.core import get_usage
 
 from config.redis_sentinel import SentinelRedisCache, cache_settings, channel_layer_host, sentinel_addresses
 from tests.production.cluster import free_port
-from tests.redis_server import RedisServer, SentinelServer, require_redis_server
+from tests.redis_server import RedisServer, SentinelServer, require_redis_server, round_trips
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 BOUNDS = {"socket_connect_timeout": 2.0, "socket_timeout": 2.0}
@@ -196,7 +198,7 @@ def test_settings_with_sentinels_give_the_cache_and_the_channel_layer_sentinel_h
     )
     without: Any = settings_of(REDIS_URL="redis://127.0.0.1:6379/0", REDIS_SENTINELS="")
     assert without.stdout.strip() == (
-        '["django.core.cache.backends.redis.RedisCache", ["address", "socket_connect_timeout", "socket_timeout"]]'
+        '["mintroute.redis_cache.RedisCache", ["address", "socket_connect_timeout", "socket_timeout"]]'
     )
 
 
@@ -237,3 +239,21 @@ def test_the_channel_layer_delivers_through_the_primary_sentinel_names(
             await layer.flush()
 
     assert asyncio.run(round_trip()) == {"type": "match.event", "n": 1}
+
+
+def test_through_sentinel_the_rate_limits_count_in_one_round_trip(
+    stores: tuple[RedisServer, RedisServer, SentinelServer], settings: Any
+) -> None:
+    """The Sentinel-aware cache is mintroute.redis_cache's counting cache too: one round trip per counted request."""
+    _primary, _replica, sentinel = stores
+    settings.CACHES = {"default": cache_settings(URL, [("127.0.0.1", sentinel.port)], BOUNDS)}
+    request = RequestFactory().post("/")
+
+    def count() -> int:
+        usage = get_usage(request, group="sentinel", key=lambda group, request: "user", rate="5/m", increment=True)
+        return int(usage["count"])
+
+    assert count() == 1  # the window's first: the primary looked up, the connection opened, the scripts loaded
+    with round_trips() as sent:
+        assert [count(), count()] == [2, 3]
+    assert sent == [2]
