@@ -77,10 +77,11 @@ lint: install-dev
 	$(VENV)/bin/ruff format --check .
 	DJANGO_ENV_FILE= DJANGO_DEBUG=1 SPORTS_SANDBOX=1 $(VENV)/bin/mypy
 
-# pytest on PYTEST_WORKERS cores (pytest-xdist, one test module per worker at a time), then the tests marked
-# `serial` alone (docs/contributing.md, "Running the tests in parallel"). At most 4 workers: the production
-# tests hold four sets of databases in the shared Redis.
-PYTEST_WORKERS ?= 2
+# pytest on PYTEST_WORKERS processes (pytest-xdist, one test module per worker at a time), then the tests marked
+# `serial` alone (docs/contributing.md, "Running the tests in parallel"). Four on two cores: most tests wait on
+# the servers, browsers and products they started, and with two the cores were idle about half the run. At most
+# 4 workers: the production tests hold four sets of databases in the shared Redis.
+PYTEST_WORKERS ?= 4
 PYTEST_PARALLEL := $(VENV)/bin/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not serial"
 # A temporary folder of its own (--basetemp): pytest's default would first delete the older runs' folders, the
 # parallel run's environments and projects among them (10 s on the serial run's clock).

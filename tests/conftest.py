@@ -29,17 +29,27 @@ RpcCall = Callable[..., dict[str, Any]]
 
 
 # The folders whose modules start processes and wait on them, longest first: under xdist they are handed out
-# first, in this order (tests/production/ is one group of about four minutes: the run cannot end before it).
+# first, in this order (tests/production/'s two groups take about two and a half minutes each).
 SLOW_FIRST = ("tests/production/", "tests/template/", "tests/e2e/", "tests/standalone/")
-# Folders whose modules share one worker: each production module starts clusters of server processes
-# (gunicorn, uvicorn, PostgreSQL, Redis) and times their answers; two at once starve each other on two cores.
-FOLDER_GROUPS = {"tests/production/": "production"}
+# tests/production/'s modules start clusters of server processes (gunicorn, uvicorn, PostgreSQL, Redis) and
+# time their answers: they run in two groups of about equal length, so two clusters at most run at once (more
+# starve each other on two cores), and the run is not held up by one group of five minutes. A module not named
+# here (a new one) runs in a group of its own: add it to the shorter group.
+PRODUCTION_GROUPS = {
+    "production-1": ("test_make_serve.py", "test_site_mode.py", "test_proxy.py", "test_page_socket.py",
+                     "test_deploy_settings.py"),
+    "production-2": ("test_two_processes.py", "test_operating.py", "test_database_outage.py",
+                     "test_two_sites_one_redis.py", "test_serving.py"),
+}  # fmt: skip
+_GROUP_OF_MODULE = {
+    f"tests/production/{module}": group for group, modules in PRODUCTION_GROUPS.items() for module in modules
+}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Under pytest-xdist (`--dist loadgroup`), a test module runs on one worker, so its module-scoped
     servers and browsers start once; a module or test marked `xdist_group(name)` runs with the rest of
-    its group, a folder of FOLDER_GROUPS on one worker, and every `serial` test in one group (they run
+    its group, tests/production/'s modules in PRODUCTION_GROUPS, and every `serial` test in one group (they run
     apart in `make test`, and never beside each other when a whole run is given `-n`). The slow
     folders' modules are handed out first."""
     if not os.environ.get("PYTEST_XDIST_WORKER"):
@@ -59,7 +69,7 @@ def _group(item: pytest.Item) -> str:
     if item.get_closest_marker("serial") is not None:
         return "serial"
     module = item.nodeid.split("::")[0]
-    return next((group for folder, group in FOLDER_GROUPS.items() if module.startswith(folder)), module)
+    return _GROUP_OF_MODULE.get(module, module)
 
 
 @pytest.fixture(scope="session")

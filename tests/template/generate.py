@@ -17,6 +17,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 COMMAND_TIMEOUT = 180.0  # seconds: one command of a generated project (check, migrate, a test subset)
 QUICK_LOOP_TIMEOUT = 600.0  # seconds: its `make check` (linters, tsc, the unit tests), beside the rest of the gate
+# A product's `make check` beside the rest of this gate runs its quick tests on two workers, not its default four:
+# this gate's own four workers already fill the cores, and its production tests time real servers.
+QUICK_LOOP_WORKERS = "2"
 PRODUCT_GATE_TIMEOUT = 1200.0  # seconds: its whole `make test`
 
 

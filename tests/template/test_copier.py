@@ -18,6 +18,7 @@ from tests.template.generate import (
     MAKE,
     PRODUCT_GATE_TIMEOUT,
     QUICK_LOOP_TIMEOUT,
+    QUICK_LOOP_WORKERS,
     ROOT,
     clean_clone,
     environment,
@@ -144,7 +145,8 @@ def test_make_check_passes_in_a_clean_clone(
     whole `make test` below, UPDATED its `make check` after `copier update` (tests/template/test_update.py)."""
     clone = clean_clone(generated(PRODUCTS[key]), tmp_path / "clone")
     share_venv(clone, venv_bin)
-    output = run([MAKE, "check"], clone, environment(clone, venv_bin), timeout=QUICK_LOOP_TIMEOUT)
+    env = environment(clone, venv_bin, PYTEST_WORKERS=QUICK_LOOP_WORKERS)
+    output = run([MAKE, "check"], clone, env, timeout=QUICK_LOOP_TIMEOUT)
     assert " passed" in output
     assert "All checks passed!" in output
 

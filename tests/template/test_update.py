@@ -14,6 +14,7 @@ from tests.template.generate import (
     COPIER,
     MAKE,
     QUICK_LOOP_TIMEOUT,
+    QUICK_LOOP_WORKERS,
     clean_clone,
     clone_template,
     copier_copy,
@@ -75,7 +76,8 @@ def test_copier_update_applies_a_later_template_commit_keeps_the_products_own_an
     commit_to(project, "Take the template's later fix")
     clone = clean_clone(project, tmp_path_factory.mktemp("clone") / "clone")
     share_venv(clone, venv_bin)
-    output = run([MAKE, "check"], clone, environment(clone, venv_bin), timeout=QUICK_LOOP_TIMEOUT)
+    env = environment(clone, venv_bin, PYTEST_WORKERS=QUICK_LOOP_WORKERS)
+    output = run([MAKE, "check"], clone, env, timeout=QUICK_LOOP_TIMEOUT)
     assert " passed" in output
 
 
