@@ -6,6 +6,7 @@ real silent socket or real garbage bytes; these can.
 
 from __future__ import annotations
 
+import functools
 import socket
 import struct
 import threading
@@ -91,11 +92,18 @@ def fake_upstream(reply: Reply, *, heads: list[dict[str, str]] | None = None) ->
             connection.close()
 
 
+@functools.cache
 def closed_port_url() -> str:
-    """A base URL on which nothing listens (connections are refused)."""
-    with socket.create_server(("127.0.0.1", 0)) as probe:
-        port = probe.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
+    """A base URL on which nothing listens (connections are refused): a port this process keeps bound and never
+    listens on. A port closed again at once could be taken by the next server any test process starts (port 0),
+    which then answers what was meant to be refused."""
+    holder = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    holder.bind(("127.0.0.1", 0))
+    _HELD.append(holder)
+    return f"http://127.0.0.1:{holder.getsockname()[1]}"
+
+
+_HELD: list[socket.socket] = []  # the sockets closed_port_url keeps bound for the life of the process
 
 
 def truncated_response(body: bytes) -> bytes:
