@@ -605,14 +605,15 @@ def test_sigterm_to_make_serve_drains_then_stops_every_server_it_started(tmp_pat
 
         make.send_signal(signal.SIGTERM)  # to make alone, not its group
         deadline = time.monotonic() + DRAIN_SECONDS
-        while (answer := readyz(url)) is None or answer.status_code == 200:
-            assert time.monotonic() < deadline, f"no 503 from /readyz within the drain:\n{log.read_text()}"
+        # A request the worker read just before its SIGTERM may be answered 503 on a kept connection (gunicorn
+        # decides a connection's fate when it reads the request); every request read during the drain closes its own.
+        while (answer := readyz(url)) is None or answer.status_code == 200 or answer.headers["Connection"] != "close":
+            assert time.monotonic() < deadline, f"no 503 closing its connection within the drain:\n{log.read_text()}"
             time.sleep(0.05)
         assert answer.status_code == 503, answer.text
         assert answer.json()["ready"] is False
         assert answer.json()["stopping"] is True
         assert int(answer.headers["Retry-After"]) > 0
-        assert answer.headers["Connection"] == "close"  # a proxy's connection ends with its answer
         served = httpx2.get(f"{url}/accounts/login/", timeout=10)  # still serving: the drain
         assert served.status_code == 200
         assert served.headers["Connection"] == "close"
