@@ -37,7 +37,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -48,6 +47,7 @@ import yaml
 
 from sportsproxy.testing import SportsSandbox, start_sandbox
 from tests import stores
+from tests.pager import Pager
 from tests.production.cluster import PRODUCTION, PROJECT_ROOT, free_port
 from tests.production.nginx import main_configuration, nginx_binary, site_configuration
 from tests.production.tcp_proxy import TcpProxy, postgres_proxy
@@ -66,44 +66,6 @@ RESOLUTIONS_SECONDS = 70  # Alertmanager's group_interval (1 m) and a scrape: th
 
 def log(message: str) -> None:
     print(f"{time.strftime('%H:%M:%S')} {message}", flush=True)
-
-
-class Pager:
-    """A webhook receiver on a free port: every notification Alertmanager posts, with when it arrived."""
-
-    def __init__(self) -> None:
-        self.received: list[tuple[float, dict[str, Any]]] = []
-        self._lock = threading.Lock()
-        pager = self
-
-        class Receive(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                with pager._lock:
-                    pager.received.append((time.time(), body))
-                self.send_response(200)
-                self.end_headers()
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Receive)
-        self.url = f"http://127.0.0.1:{self._server.server_port}"
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-
-    def pages(self, since: float, until: float) -> list[tuple[float, list[str]]]:
-        """The firing notifications to the on-call receiver between the two moments: when, and their alerts."""
-        with self._lock:
-            received = list(self.received)
-        return [
-            (arrived, sorted({alert["labels"]["alertname"] for alert in body["alerts"] if alert["status"] == "firing"}))
-            for arrived, body in received
-            if since <= arrived < until and body["receiver"] == "on-call" and body["status"] == "firing"
-        ]
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
 
 
 @contextlib.contextmanager
@@ -163,7 +125,7 @@ class Stack:
     database: str = field(default_factory=lambda: f"sports_drill_{secrets.token_hex(4)}")
     redis: RedisServer = field(default_factory=RedisServer)
     database_link: TcpProxy = field(default_factory=postgres_proxy)
-    pager: Pager = field(default_factory=Pager)
+    pager: Pager = field(default_factory=lambda: Pager(clock=time.time))
     service: SportsSandbox | None = None
     service_port: int = 0
     site_port: int = field(default_factory=free_port)
@@ -439,7 +401,10 @@ def measured(stack: Stack, fault: Fault, began: float, ended: float, recovered: 
         if record["event"] == "invalid":
             lost.setdefault(record["user"], record["t"] - began)
     refused = [record for record in during if record["event"] == "answer"]
-    pages = stack.pager.pages(began, recovered)
+    pages = [
+        (arrived, sorted({alert["labels"]["alertname"] for alert in body["alerts"] if alert["status"] == "firing"}))
+        for arrived, body in stack.pager.pages(began, recovered)
+    ]
     probes = [probe for probe in stack.probes if began <= probe["t"] < ended]
     after = (probe["t"] - ended for probe in stack.probes if probe["t"] >= ended and probe["seen"] == "200")
     ready_again = next(after, None)

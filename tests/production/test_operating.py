@@ -16,14 +16,12 @@ import re
 import shutil
 import signal
 import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from http.cookies import SimpleCookie
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -41,6 +39,7 @@ from mintroute.readiness import STORE_INTERVAL
 from mintroute.reuse import TOKEN_COOKIE, TOKEN_COOKIE_SALT
 from sportsproxy.testing import SportsSandbox, start_sandbox
 from tests import stores
+from tests.pager import Pager
 from tests.production.cluster import PROJECT_ROOT, Cluster, free_port, logged_in, mint, require_engines
 from tests.production.tcp_proxy import TcpProxy, postgres_proxy
 from tests.production.test_make_serve import PRODUCTION
@@ -318,44 +317,6 @@ def serving(command: list[str], log: Path) -> Iterator[None]:
                 server.wait(timeout=10)
 
 
-class Pager:
-    """A webhook receiver on a free port of this machine: every notification Alertmanager posts to it."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._received: list[tuple[float, dict[str, Any]]] = []
-        pager = self
-
-        class Receive(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                with pager._lock:
-                    pager._received.append((time.monotonic(), body))
-                self.send_response(200)
-                self.end_headers()
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Receive)
-        self.url = f"http://127.0.0.1:{self._server.server_port}"
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-
-    def pages_since(self, started: float) -> list[tuple[float, dict[str, Any]]]:
-        """The notifications of firing alerts that reached the on-call receiver after `started`, with when."""
-        with self._lock:
-            received = list(self._received)
-        return [
-            (arrived, body)
-            for arrived, body in received
-            if arrived > started and body["receiver"] == "on-call" and body["status"] == "firing"
-        ]
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-
 @dataclass
 class Watching:
     api: str  # Prometheus's HTTP API
@@ -496,7 +457,7 @@ def test_an_outage_of_the_service_pages_while_every_user_is_still_answered(
     operated.service_link.cut()
     cut = time.monotonic()
     try:
-        while not (paged := watching.pager.pages_since(cut)):
+        while not (paged := watching.pager.pages(cut)):
             assert time.monotonic() - cut < PAGE_WITHIN_SECONDS, f"no page within 2 minutes\n{watching.logs()}"
             for browser in pages:
                 answer = refresh(browser)
