@@ -46,6 +46,7 @@ _GROUP_OF_MODULE = {
 }
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own, which writes the groups into the node ids
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Under pytest-xdist (`--dist loadgroup`), a test module runs on one worker, so its module-scoped
     servers and browsers start once; a module or test marked `xdist_group(name)` runs with the rest of
@@ -59,6 +60,26 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if item.get_closest_marker("xdist_group") is not None:
             continue
         item.add_marker(pytest.mark.xdist_group(_group(item)))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    """pytest-xdist hands a group out whole only when the worker wrote its name into the node ids: a pytest or
+    pytest-xdist that stops doing so (pytest 9.2 with pytest-xdist 3.8, pytest-dev/pytest-xdist#1386) would spread
+    every module over every worker, start each module's servers once per worker, and pass, slower. Stop the run."""
+    ungrouped = [nodeid for nodeid in ids if "@" not in nodeid.rpartition("]")[2].rpartition("::")[2]]
+    if ungrouped and node.config.getvalue("dist") == "loadgroup":
+        pytest.exit(
+            f"pytest-xdist wrote no group into {len(ungrouped)} node ids (the first: {ungrouped[0]}), so --dist"
+            " loadgroup would not keep a module on one worker: pin a pytest and pytest-xdist that do (pyproject.toml's"
+            " dev group), then `make lock`.",
+            returncode=pytest.ExitCode.USAGE_ERROR,
+        )
+
+
+def _group_name(item: pytest.Item) -> str:
+    marker = item.get_closest_marker("xdist_group")
+    return str(marker.args[0]) if marker is not None and marker.args else ""
 
 
 def _hand_out_order(item: pytest.Item) -> int:
