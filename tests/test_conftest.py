@@ -1,5 +1,5 @@
 """How tests/conftest.py shares the machine: a module's tests run on one worker (its servers start once), and every
-production module that runs in the parallel run is in one of the two production groups, so no more than two
+production module that runs in the parallel run is in one of the production groups, so no more than three
 clusters of servers run at once."""
 
 from __future__ import annotations
@@ -39,6 +39,6 @@ def test_every_parallel_production_module_is_in_a_production_group() -> None:
     parallel = {
         path.name for path in PRODUCTION.glob("test_*.py") if "pytestmark = pytest.mark.serial" not in path.read_text()
     }
-    assert len(grouped) == len(set(grouped)), "a module is named in both groups"
-    assert parallel - set(grouped) == set(), "add these modules to the shorter of PRODUCTION_GROUPS (tests/conftest.py)"
+    assert len(grouped) == len(set(grouped)), "a module is named in two groups"
+    assert parallel - set(grouped) == set(), "add these modules to the shorter of the first two PRODUCTION_GROUPS (tests/conftest.py)"
     assert len(parallel) > 5  # the pattern still finds the folder's modules
