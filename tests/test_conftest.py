@@ -40,5 +40,7 @@ def test_every_parallel_production_module_is_in_a_production_group() -> None:
         path.name for path in PRODUCTION.glob("test_*.py") if "pytestmark = pytest.mark.serial" not in path.read_text()
     }
     assert len(grouped) == len(set(grouped)), "a module is named in two groups"
-    assert parallel - set(grouped) == set(), "add these modules to the shorter of the first two PRODUCTION_GROUPS (tests/conftest.py)"
+    assert parallel - set(grouped) == set(), (
+        "add these modules to the shorter of the first two PRODUCTION_GROUPS (tests/conftest.py)"
+    )
     assert len(parallel) > 5  # the pattern still finds the folder's modules
