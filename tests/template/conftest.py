@@ -1,4 +1,5 @@
-"""The template and the products generated from it, once per test module; one virtualenv from the lock for them."""
+"""The template and the products generated from it, once per test module; one virtualenv from the lock for them all,
+made once in the run (every worker's products share it, and the bytecode the first to import a module compiles)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.once_per_run import once_per_run
 from tests.template.generate import clone_template, copier_copy, make_venv
 from tests.template.products import Product
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def venv_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_venv(tmp_path_factory.mktemp("venv") / "venv")
+    return once_per_run(tmp_path_factory, "template-venv", lambda folder: make_venv(folder / "venv"))
 
 
 @pytest.fixture(scope="module")
