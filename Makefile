@@ -82,7 +82,7 @@ lint: install-dev
 # the servers, browsers and products they started, and with two the cores were idle about half the run. At most
 # 4 workers: the production tests hold four sets of databases in the shared Redis.
 PYTEST_WORKERS ?= 4
-PYTEST_PARALLEL := $(VENV)/bin/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not serial"
+PYTEST_PARALLEL := $(VENV)/bin/pytest -n $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder -m "not serial"
 # A temporary folder of its own (--basetemp): pytest's default would first delete the older runs' folders, the
 # parallel run's environments and projects among them (10 s on the serial run's clock).
 PYTEST_SERIAL := $(VENV)/bin/pytest -m serial --basetemp="$$(mktemp -d -t pytest-serial.XXXXXX)"

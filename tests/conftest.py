@@ -28,9 +28,17 @@ START = datetime(2026, 3, 14, 15, 9, 26, tzinfo=UTC)
 RpcCall = Callable[..., dict[str, Any]]
 
 
-# The folders whose modules start processes and wait on them, longest first: under xdist they are handed out
-# first, in this order (tests/production/'s two groups take about two and a half minutes each).
-SLOW_FIRST = ("tests/production/", "tests/template/", "tests/e2e/", "tests/standalone/")
+# The modules and folders that start processes and wait on them, longest first: under xdist their groups are handed
+# out first, in this order (`--no-loadscope-reorder` keeps it: pytest-xdist's own order is by the number of tests,
+# which would hand a product's one long `make check` out last), so the quick modules fill the end of the run.
+SLOW_FIRST = (
+    "tests/template/test_update.py",
+    "tests/production/",
+    "tests/template/",
+    "tests/e2e/",
+    "tests/fuzz/",
+    "tests/standalone/",
+)
 # tests/production/'s modules start clusters of server processes (gunicorn, uvicorn, PostgreSQL, Redis) and
 # time their answers: they run in three groups, so three clusters at most run at once (more starve each other on
 # two cores) and no group holds up the run. test_operating.py is a group alone: it is long (Prometheus and
