@@ -41,7 +41,7 @@ SLOW_FIRST = (
 )
 # tests/production/'s modules start clusters of server processes (gunicorn, uvicorn, PostgreSQL, Redis) and
 # time their answers: they run in three groups, so three clusters at most run at once (more starve each other on
-# two cores) and no group holds up the run. test_operating.py is a group alone: it is long (Prometheus and
+# two cores) and no group holds up the run. The third is the lightest: test_operating.py is long (Prometheus and
 # Alertmanager take their time to page) but mostly waits. A module not named here (a new one) runs in a group of
 # its own: add it to the shorter of the first two.
 PRODUCTION_GROUPS = {
@@ -49,7 +49,7 @@ PRODUCTION_GROUPS = {
                      "test_deploy_settings.py"),
     "production-2": ("test_two_processes.py", "test_database_outage.py", "test_two_sites_one_redis.py",
                      "test_serving.py"),
-    "production-3": ("test_operating.py",),
+    "production-3": ("test_operating.py", "test_redis_outage.py"),
 }  # fmt: skip
 _GROUP_OF_MODULE = {
     f"tests/production/{module}": group for group, modules in PRODUCTION_GROUPS.items() for module in modules

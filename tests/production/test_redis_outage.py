@@ -6,8 +6,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import pytest
-
 from tests.mintroute.conftest import logged_in_browser, post_token
 from tests.production.cluster import Cluster, logged_in, mint, require_engines
 from tests.production.test_make_serve import PRODUCTION
@@ -16,9 +14,6 @@ from tests.redis_server import RedisServer
 # config/settings.py gives each Redis call 2 s (redis-py's own default is 5 s); the first call that
 # times out ends the request.
 HUNG_REDIS_ANSWERED_WITHIN_SECONDS = 4
-
-# Serial: it asserts the rule's wall-clock bound on real processes (and freezes a Redis of its own).
-pytestmark = pytest.mark.serial
 
 
 def test_redis_down_is_503_and_recovery_is_automatic(own_redis: RedisServer, settings: Any, api_key: str) -> None:
