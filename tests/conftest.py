@@ -47,9 +47,8 @@ SLOW_FIRST = (
 PRODUCTION_GROUPS = {
     "production-1": ("test_make_serve.py", "test_site_mode.py", "test_proxy.py", "test_page_socket.py",
                      "test_deploy_settings.py"),
-    "production-2": ("test_two_processes.py", "test_database_outage.py", "test_two_sites_one_redis.py",
-                     "test_serving.py"),
-    "production-3": ("test_operating.py", "test_redis_outage.py"),
+    "production-2": ("test_two_processes.py", "test_mounted_sandbox.py", "test_database_outage.py"),
+    "production-3": ("test_operating.py", "test_redis_outage.py", "test_two_sites_one_redis.py", "test_serving.py"),
 }  # fmt: skip
 _GROUP_OF_MODULE = {
     f"tests/production/{module}": group for group, modules in PRODUCTION_GROUPS.items() for module in modules
