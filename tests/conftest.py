@@ -86,11 +86,6 @@ def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
         )
 
 
-def _group_name(item: pytest.Item) -> str:
-    marker = item.get_closest_marker("xdist_group")
-    return str(marker.args[0]) if marker is not None and marker.args else ""
-
-
 def _hand_out_order(item: pytest.Item) -> int:
     return next((rank for rank, folder in enumerate(SLOW_FIRST) if item.nodeid.startswith(folder)), len(SLOW_FIRST))
 
