@@ -76,7 +76,7 @@ CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 SITE_APPS = sorted(f"config.{apps.parent.name}" for apps in (BASE_DIR / "config").glob("*/apps.py"))
 
 INSTALLED_APPS = [
-    "daphne",  # first: its runserver serves HTTP and WebSocket (ASGI)
+    "config.runserver.DaphneRunserver",  # first: its runserver serves HTTP and WebSocket (ASGI)
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
