@@ -14,10 +14,8 @@ from pathlib import Path
 
 import httpx2
 
-from tests.production.cluster import PING_AFTER_SECONDS, Cluster, free_port, logged_in, mint
+from tests.production.cluster import Cluster, free_port, logged_in, mint
 from tests.production.nginx import access_log, main_configuration, nginx_binary, site_configuration
-
-IDLE_SECONDS = 2 * PING_AFTER_SECONDS + 5  # past channels_redis's 5 s blocking read three times over, and two pings
 
 
 def test_sessions_and_the_mint_route_limit_are_shared_by_both_processes(cluster: Cluster) -> None:
