@@ -11,7 +11,10 @@ class DemoConfig(AppConfig):
     verbose_name = "Demo page"
 
     def ready(self) -> None:
-        from config.demo import checks  # noqa: F401 - registers the deploy check on the demo user
+        from config.demo import (
+            checks,  # noqa: F401 - registers the deploy check on the demo user
+            token_end,  # noqa: F401 - in the demo, a logout ends the login's token
+        )
 
     def login_hint(self) -> SafeString | None:
         """The login page's line on the demo user, in the demo only (config.context_processors)."""

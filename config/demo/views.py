@@ -16,8 +16,9 @@ from django.views.decorators.http import require_POST, require_safe
 from config import browser_client
 from config.csp import content_security_policy
 from config.demo.mode import is_demo
+from config.demo.token_end import end_the_logins_token
 from config.unavailable import fails_politely
-from mintroute import RouteError, enforce_rate_limit, login_of, remembered_token
+from mintroute import RouteError, enforce_rate_limit
 from sportsproxy.django.shared import get_client
 from sportsproxy.errors import SportsError
 from sportsproxy.service import SPORTS
@@ -71,8 +72,4 @@ def expire_token(request: HttpRequest) -> JsonResponse:
     """The demo only (debug on, sandbox mounted): end this browser's token early, so its next call is unauthorized."""
     if not is_demo():
         raise Http404("Tokens can only be ended early in the demo (debug on, the embedded sandbox mounted).")
-    from sportsproxy.sandbox.accounts.tokens import expire_early
-
-    stored = remembered_token(request, login_of(request))
-    expired = expire_early(stored["token"]) if stored else False
-    return JsonResponse({"expired": expired})
+    return JsonResponse({"expired": end_the_logins_token(request)})

@@ -190,10 +190,10 @@ $("expire-token")?.addEventListener("click", async () => {
 $("drop-socket").addEventListener("click", () => client.dropConnection());
 
 // The header's "Log out" stays on this page, to show what the client does when the session ends;
-// the header then says so (the user's name and the button go, a link to log in comes).
+// the header then says so (the user's name and the button go, a link to log in comes). In the demo the
+// logout also ends the token (config/demo/token_end.py), so the next call needs a new one at once.
 $("session").addEventListener("submit", async (event) => {
   event.preventDefault();
-  if (config.debugHelpers) await post("/demo/expire-token"); // so the next call needs a new token at once
   await post("/accounts/logout/");
   showLoggedOut();
   await showMatches(); // the mint route now answers 401: AuthEndpointError
