@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from django.db import DatabaseError
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from tests.mintroute.conftest import logged_in_browser, post_token
 from tests.support import envelope, post_rpc
@@ -38,10 +38,10 @@ def test_a_logout_outside_the_demo_leaves_the_token_its_life(settings: Any, api_
 def test_a_logout_still_ends_the_session_when_the_token_cannot_be_ended(
     settings: Any, api_key: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    def database_away(token: str) -> bool:
-        raise DatabaseError("connection refused")
+    def cache_away(token: str) -> bool:
+        raise RedisConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
 
-    monkeypatch.setattr("sportsproxy.sandbox.accounts.tokens.expire_early", database_away)
+    monkeypatch.setattr("sportsproxy.sandbox.accounts.tokens.expire_early", cache_away)
     settings.DEBUG = True
     token = log_out_with_a_token(settings, api_key)
     assert "result" in post_rpc(json.dumps(envelope("auth")), token)
