@@ -1,8 +1,8 @@
 """The demo's early end of a browser's token: its "Expire my token now" button, and every logout.
 
-A logout ends the login's token in the same request, before the session goes. Ending it from the
-page first and logging out after left a window in which the socket, told of the early end, minted
-a new token on the session that was about to end, and the page kept working after "Log out".
+A logout ends the login's token in the same request, before the session goes: ended from the page
+before logging out, it would leave a window in which the socket, told of the early end, mints a new
+token on the session about to end, and the page keeps working after "Log out".
 Outside the demo a logout ends nothing: the service has no way to end a token early, so it lives out
 its short life.
 """
